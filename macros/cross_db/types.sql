@@ -1,0 +1,101 @@
+{#- Cross-database type parsing. Every engine-specific expression of the
+    project lives in an adapter.dispatch macro (default__/duckdb__/spark__). -#}
+
+{% macro lara_parse_utc_timestamp(expression) %}
+    {{ return(adapter.dispatch('lara_parse_utc_timestamp', 'lara')(expression)) }}
+{% endmacro %}
+
+{#- ISO-8601 text with `Z`, an offset or none (taken as UTC), or a Parquet
+    timestamp rendered as text: a UTC timestamp without time zone; null when
+    the text is not a timestamp. -#}
+{% macro default__lara_parse_utc_timestamp(expression) -%}
+    cast(to_utc_timestamp(try_cast({{ expression }} as timestamp), 'UTC') as timestamp)
+{%- endmacro %}
+
+{% macro duckdb__lara_parse_utc_timestamp(expression) -%}
+    timezone('UTC', try_cast({{ expression }} as timestamptz))
+{%- endmacro %}
+
+
+{% macro lara_try_cast(expression, data_type) %}
+    {{ return(adapter.dispatch('lara_try_cast', 'lara')(expression, data_type)) }}
+{% endmacro %}
+
+{% macro default__lara_try_cast(expression, data_type) -%}
+    try_cast({{ expression }} as {{ data_type }})
+{%- endmacro %}
+
+
+{% macro lara_parse_string_list(expression) %}
+    {{ return(adapter.dispatch('lara_parse_string_list', 'lara')(expression)) }}
+{% endmacro %}
+
+{#- JSON array text -> list of strings; null when the text is not an array. -#}
+{% macro duckdb__lara_parse_string_list(expression) -%}
+    case
+        when json_valid({{ expression }}) and json_type({{ expression }}) = 'ARRAY'
+            then from_json({{ expression }}, '["VARCHAR"]')
+    end
+{%- endmacro %}
+
+{% macro default__lara_parse_string_list(expression) -%}
+    from_json({{ expression }}, 'array<string>')
+{%- endmacro %}
+
+
+{% macro lara_list_has_blank(list_expression) %}
+    {{ return(adapter.dispatch('lara_list_has_blank', 'lara')(list_expression)) }}
+{% endmacro %}
+
+{#- True when a list holds a null or a blank (empty or whitespace) string. -#}
+{% macro duckdb__lara_list_has_blank(list_expression) -%}
+    coalesce(list_bool_or(list_transform({{ list_expression }}, lambda element: coalesce(trim(element), '') = '')), false)
+{%- endmacro %}
+
+{% macro default__lara_list_has_blank(list_expression) -%}
+    exists({{ list_expression }}, element -> coalesce(trim(element), '') = '')
+{%- endmacro %}
+
+
+{% macro lara_list_length(list_expression) %}
+    {{ return(adapter.dispatch('lara_list_length', 'lara')(list_expression)) }}
+{% endmacro %}
+
+{% macro duckdb__lara_list_length(list_expression) -%}
+    len({{ list_expression }})
+{%- endmacro %}
+
+{% macro default__lara_list_length(list_expression) -%}
+    size({{ list_expression }})
+{%- endmacro %}
+
+
+{% macro lara_row_hash(expressions) %}
+    {{ return(adapter.dispatch('lara_row_hash', 'lara')(expressions)) }}
+{% endmacro %}
+
+{#- md5 over the values, nulls made distinct from empty strings. -#}
+{% macro default__lara_row_hash(expressions) -%}
+    md5(concat_ws('|'
+    {%- for expression in expressions -%}
+        , coalesce(cast({{ expression }} as varchar), '\u0000null')
+    {%- endfor -%}
+    ))
+{%- endmacro %}
+
+{% macro duckdb__lara_row_hash(expressions) -%}
+    md5(concat_ws(chr(31)
+    {%- for expression in expressions -%}
+        , coalesce(cast({{ expression }} as varchar), chr(0))
+    {%- endfor -%}
+    ))
+{%- endmacro %}
+
+
+{% macro lara_regexp_extract(expression, pattern, group=1) %}
+    {{ return(adapter.dispatch('lara_regexp_extract', 'lara')(expression, pattern, group)) }}
+{% endmacro %}
+
+{% macro default__lara_regexp_extract(expression, pattern, group) -%}
+    regexp_extract({{ expression }}, '{{ pattern }}', {{ group }})
+{%- endmacro %}

@@ -1,0 +1,264 @@
+{#
+    Registers one view per log-contract table over the raw files, so that
+    `source('lara_raw', <table>)` reads
+    `$LARA_RAW_PATH/<table>/dt=YYYY-MM-DD/*.parquet|*.jsonl|*.jsonl.gz`.
+
+    Runs as an on-run-start hook. Every registered view has the same shape,
+    whatever the file format:
+        _source_format   'parquet' or 'jsonl'
+        _source_file     path of the file the row came from
+        _source_line     1-based line (JSON Lines) or row (Parquet) in that file
+        _partition_value the `dt=` value of the Hive partition folder
+        _is_parseable    false when a JSON line is not a JSON object
+        _raw_row         the row as delivered (JSON text)
+        <column>         every contract column, as text (lists as JSON arrays)
+
+    - A required table with no files stops the build with the path looked at.
+    - An optional table with no files becomes an empty view with the columns.
+    - A Parquet file whose required column has the wrong type stops the build
+      with the file and the column named.
+    - Files other than *.parquet, *.jsonl, *.jsonl.gz stop the build, except
+      hidden or `_`-prefixed files (`_SUCCESS`, `.crc`), which are ignored.
+#}
+{% macro lara_register_raw_sources() %}
+    {{ return(adapter.dispatch('lara_register_raw_sources', 'lara')()) }}
+{% endmacro %}
+
+
+{% macro lara_raw_root() %}
+    {%- set root = var('lara_raw_path') | string -%}
+    {{ return(root.rstrip('/')) }}
+{% endmacro %}
+
+
+{% macro lara_contract_tables() %}
+    {#- The contract tables as {name, required_table, key, columns}. -#}
+    {%- set tables = [] -%}
+    {%- for name, spec in lara_contract().items() -%}
+        {%- do tables.append({'name': name, 'required_table': spec.required_table,
+            'key': spec.key, 'columns': spec.columns}) -%}
+    {%- endfor -%}
+    {{ return(tables) }}
+{% endmacro %}
+
+
+{% macro default__lara_register_raw_sources() %}
+    {{ exceptions.raise_compiler_error(
+        "lara: registering raw log files is not implemented for adapter '"
+        ~ adapter.type() ~ "'") }}
+{% endmacro %}
+
+
+{% macro duckdb__lara_register_raw_sources() %}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set root = lara_raw_root() -%}
+    {%- set raw_schema = var('lara_raw_schema', 'lara_raw') -%}
+    {%- set statements = ['create schema if not exists ' ~ raw_schema] -%}
+    {%- for node in lara_contract_tables() -%}
+        {%- set table_glob = root ~ '/' ~ node.name ~ '/dt=*/*' -%}
+        {%- set found = run_query(
+            "select file from glob('" ~ table_glob ~ "') order by file"
+        ) -%}
+        {%- set parquet_files = [] -%}
+        {%- set json_files = [] -%}
+        {%- for row in found.rows -%}
+            {%- set path = row[0] -%}
+            {%- set base = path.split('/')[-1] -%}
+            {%- if base.startswith('_') or base.startswith('.') -%}
+                {#- Hadoop/Spark markers such as _SUCCESS: not data. -#}
+            {%- elif base.endswith('.parquet') -%}
+                {%- do parquet_files.append(path) -%}
+            {%- elif base.endswith('.jsonl') or base.endswith('.jsonl.gz') -%}
+                {%- do json_files.append(path) -%}
+            {%- else -%}
+                {{ exceptions.raise_compiler_error(
+                    "lara: unsupported file '" ~ path ~ "' in table '" ~ node.name
+                    ~ "': expected *.parquet, *.jsonl or *.jsonl.gz") }}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- if not parquet_files and not json_files and node.required_table -%}
+            {{ exceptions.raise_compiler_error(
+                "lara: required table '" ~ node.name ~ "' has no files: looked for "
+                ~ root ~ "/" ~ node.name ~ "/dt=YYYY-MM-DD/*.parquet|*.jsonl|*.jsonl.gz"
+                ~ " (set LARA_RAW_PATH to the folder that holds the log tables)") }}
+        {%- endif -%}
+        {%- set parts = [] -%}
+        {%- if parquet_files -%}
+            {%- do parts.append(lara_raw_parquet_select(node, parquet_files)) -%}
+        {%- endif -%}
+        {%- if json_files -%}
+            {%- do parts.append(lara_raw_json_select(node, json_files)) -%}
+        {%- endif -%}
+        {%- if not parts -%}
+            {%- do parts.append(lara_raw_empty_select(node)) -%}
+        {%- endif -%}
+        {%- do statements.append(
+            'create or replace view ' ~ raw_schema ~ '.' ~ node.name ~ ' as\n'
+            ~ (parts | join('\nunion all\n'))
+        ) -%}
+        {%- do log('lara: ' ~ node.name ~ ': ' ~ (parquet_files | length) ~ ' parquet, '
+            ~ (json_files | length) ~ ' json lines file(s) under ' ~ root, info=false) -%}
+    {%- endfor -%}
+    {{ return(statements | join(';\n') ~ ';') }}
+{% endmacro %}
+
+
+{% macro lara_sql_string_list(values) -%}
+    [{%- for value in values -%}'{{ value | replace("'", "''") }}'{{ ', ' if not loop.last }}{%- endfor -%}]
+{%- endmacro %}
+
+
+{% macro lara_expected_parquet_types(lara_type) %}
+    {#- DuckDB types accepted in Parquet files for each contract type. -#}
+    {%- set accepted = {
+        'id': ['VARCHAR'],
+        'string': ['VARCHAR'],
+        'enum': ['VARCHAR'],
+        'timestamp': ['TIMESTAMP', 'TIMESTAMP WITH TIME ZONE', 'TIMESTAMP_NS', 'TIMESTAMP_MS', 'TIMESTAMP_S', 'VARCHAR'],
+        'boolean': ['BOOLEAN'],
+        'integer': ['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT', 'HUGEINT'],
+        'float': ['FLOAT', 'DOUBLE', 'DECIMAL', 'TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT'],
+        'string_list': ['VARCHAR[]'],
+    } -%}
+    {{ return(accepted[lara_type]) }}
+{% endmacro %}
+
+
+{% macro lara_check_parquet_types(node, files) %}
+    {#- A required column of the wrong type is a producer bug, not a row defect:
+        stop with the file and the column named. -#}
+    {%- set names = node.columns | map(attribute='name') | list -%}
+    {%- set by_name = {} -%}
+    {%- for column in node.columns -%}{%- do by_name.update({column.name: column}) -%}{%- endfor -%}
+    {%- set schema_rows = run_query(
+        "select file_name, name, coalesce(duckdb_type, type) from parquet_schema("
+        ~ lara_sql_string_list(files) ~ ") where name in " ~ '(' ~ (lara_sql_string_list(names)[1:-1]) ~ ')'
+        ~ " and repetition_type is distinct from 'REPEATED'"
+    ) -%}
+    {%- for row in schema_rows.rows -%}
+        {%- set column = by_name[row[1]] -%}
+        {%- set actual = (row[2] | string | upper).split('(')[0] -%}
+        {%- if column.get('required') and actual not in lara_expected_parquet_types(column.lara_type) -%}
+            {{ exceptions.raise_compiler_error(
+                "lara: Parquet file '" ~ row[0] ~ "' has column '" ~ row[1] ~ "' of type "
+                ~ row[2] ~ "; table '" ~ node.name ~ "' requires a " ~ column.lara_type
+                ~ " (" ~ (lara_expected_parquet_types(column.lara_type) | join(', ')) ~ ")") }}
+        {%- endif -%}
+    {%- endfor -%}
+    {#- Columns present in at least one file; the others are read as null. -#}
+    {%- set present = [] -%}
+    {%- for row in schema_rows.rows if row[1] not in present -%}
+        {%- do present.append(row[1]) -%}
+    {%- endfor -%}
+    {{ return(present) }}
+{% endmacro %}
+
+
+{% macro lara_raw_parquet_select(node, files) %}
+    {%- set present = lara_check_parquet_types(node, files) -%}
+    {%- set columns = node.columns -%}
+    {%- set raw_fields = [] -%}
+    {%- for column in columns if column.name in present -%}
+        {%- do raw_fields.append(column.name ~ ' := ' ~ column.name) -%}
+    {%- endfor %}
+    select
+        'parquet' as _source_format,
+        filename as _source_file,
+        file_row_number + 1 as _source_line,
+        regexp_extract(filename, 'dt=([^/]+)', 1) as _partition_value,
+        true as _is_parseable,
+        {% if raw_fields -%}
+        cast(to_json(struct_pack({{ raw_fields | join(', ') }})) as varchar)
+        {%- else -%}'{}'{%- endif %} as _raw_row,
+        {%- for column in columns %}
+        {% if column.name not in present -%}
+        cast(null as varchar)
+        {%- elif column.lara_type == 'string_list' -%}
+        cast(to_json({{ column.name }}) as varchar)
+        {%- else -%}
+        cast({{ column.name }} as varchar)
+        {%- endif %} as {{ column.name }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from read_parquet(
+        {{ lara_sql_string_list(files) }},
+        union_by_name = true,
+        filename = true,
+        file_row_number = true,
+        hive_partitioning = false
+    )
+{% endmacro %}
+
+
+{% macro lara_raw_json_select(node, files) %}
+    {%- set columns = node.columns %}
+    select
+        'jsonl' as _source_format,
+        _source_file,
+        _source_line,
+        regexp_extract(_source_file, 'dt=([^/]+)', 1) as _partition_value,
+        _is_parseable,
+        _line as _raw_row,
+        {%- for column in columns %}
+        {%- if column.lara_type == 'string_list' %}
+        nullif(cast(json_extract(_object, '$."{{ column.name }}"') as varchar), 'null')
+        {%- else %}
+        json_extract_string(_object, '$."{{ column.name }}"')
+        {%- endif %} as {{ column.name }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from (
+        select
+            *,
+            {#- Only valid objects reach the JSON functions; others read as {}. -#}
+            case when _is_parseable then _line else '{}' end as _object
+        from (
+        select
+            _source_file,
+            _line,
+            _row_in_scan - min(_row_in_scan) over (partition by _source_file) + 1 as _source_line,
+            case
+                when json_valid(_line) then json_type(_line) = 'OBJECT'
+                else false
+            end as _is_parseable
+        from (
+            {#- One text column per line: no delimiter or quote can split it.
+                Rows keep file order (preserve_insertion_order), so the
+                running row number gives each line's number in its file. -#}
+            select
+                filename as _source_file,
+                line as _line,
+                row_number() over () as _row_in_scan
+            from read_csv(
+                {{ lara_sql_string_list(files) }},
+                columns = {'line': 'VARCHAR'},
+                delim = chr(31),
+                quote = '',
+                escape = '',
+                header = false,
+                auto_detect = false,
+                filename = true,
+                hive_partitioning = false,
+                strict_mode = false,
+                parallel = false
+            )
+        )
+        )
+    )
+    {#- Blank lines are not records. -#}
+    where trim(coalesce(_line, '')) <> ''
+{% endmacro %}
+
+
+{% macro lara_raw_empty_select(node) %}
+    {%- set columns = node.columns %}
+    select
+        cast(null as varchar) as _source_format,
+        cast(null as varchar) as _source_file,
+        cast(null as bigint) as _source_line,
+        cast(null as varchar) as _partition_value,
+        cast(null as boolean) as _is_parseable,
+        cast(null as varchar) as _raw_row,
+        {%- for column in columns %}
+        cast(null as varchar) as {{ column.name }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    where false
+{% endmacro %}

@@ -1,0 +1,51 @@
+{#- lara_reconciliation(table_name): one row that reconciles a contract
+    table: raw rows = clean rows + quarantined rows + exact duplicates.
+    The three parts are counted in three different models (the base model's
+    statuses, the staging model, the quarantine model), so a row lost or
+    double-counted by any of them breaks the equation. -#}
+{% macro lara_reconciliation(table_name) %}
+with
+
+base as (
+
+    select
+        count(*) as raw_rows,
+        cast(sum(case when _row_status = 'duplicate' then 1 else 0 end) as bigint) as duplicate_rows
+    from {{ ref('base_lara__' ~ table_name) }}
+
+),
+
+staged as (
+
+    select count(*) as clean_rows
+    from {{ ref('stg_lara__' ~ table_name) }}
+
+),
+
+quarantined as (
+
+    select count(*) as quarantined_rows
+    from {{ ref('dq_quarantine') }}
+    where table_name = '{{ table_name }}'
+
+),
+
+reconciled as (
+
+    select
+        '{{ table_name }}' as table_name,
+        base.raw_rows,
+        staged.clean_rows,
+        quarantined.quarantined_rows,
+        coalesce(base.duplicate_rows, 0) as duplicate_rows,
+        base.raw_rows = staged.clean_rows
+        + quarantined.quarantined_rows
+        + coalesce(base.duplicate_rows, 0) as is_reconciled
+    from base
+    cross join staged
+    cross join quarantined
+
+)
+
+select * from reconciled
+{% endmacro %}

@@ -1,0 +1,1 @@
+{{ lara_reconciliation('document_entities') }}

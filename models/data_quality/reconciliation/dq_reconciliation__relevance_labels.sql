@@ -1,0 +1,1 @@
+{{ lara_reconciliation('relevance_labels') }}

@@ -1,0 +1,26 @@
+with
+
+base as (
+
+    select * from {{ ref('base_lara__goal_labels') }}
+    where _row_status = 'clean'
+
+),
+
+renamed as (
+
+    select
+        -- ids
+        prompt_id,
+        -- strings
+        judge,
+        -- booleans
+        goal_achieved,
+        -- timestamps
+        judged_at,
+        _partition_date as partition_date
+    from base
+
+)
+
+select * from renamed

@@ -1,0 +1,113 @@
+"""The `lara` command line."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+from pathlib import Path
+
+from lara import __version__
+from lara.paths import default_sample_dir, project_dir, warehouse_path
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from lara.generate import GeneratorConfig, generate
+
+    config = GeneratorConfig(
+        sessions=args.sessions,
+        days=args.days,
+        seed=args.seed,
+        fmt=args.format,
+        gzip=args.gzip,
+        bad_rows=args.bad_rows,
+        replay=not args.no_replay,
+        start_date=dt.date.fromisoformat(args.start_date),
+    )
+    manifest = generate(config, Path(args.out), progress=not args.quiet)
+    if not args.quiet:
+        counts = manifest.get("row_counts", {})
+        total = sum(counts.values()) if counts else 0
+        print(f"lara: wrote {total:,} rows to {args.out} (manifest: {args.out}/_manifest.json)")
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from lara.dbt import run_dbt
+    from lara.generate import GeneratorConfig, generate
+
+    raw_env = os.environ.get("LARA_RAW_PATH")
+    warehouse = warehouse_path()
+    if raw_env:
+        raw_path = Path(raw_env).resolve()
+        print(f"== lara: building on LARA_RAW_PATH={raw_path} (nothing generated)")
+        if not raw_path.is_dir():
+            print(f"lara: LARA_RAW_PATH {raw_path} is not a folder", file=sys.stderr)
+            return 2
+    else:
+        raw_path = default_sample_dir()
+        print(
+            f"== lara: generating the bundled sample ({args.sessions:,} sessions, "
+            f"{args.days} days, seed {args.seed}) into {raw_path}"
+        )
+        config = GeneratorConfig(sessions=args.sessions, days=args.days, seed=args.seed)
+        generate(config, raw_path, progress=True)
+
+    print(f"== lara: dbt build into {warehouse}")
+    build = run_dbt(["build"], raw_path, warehouse)
+    if build.returncode != 0:
+        print("lara: dbt build failed (see the log above and logs/dbt.log)", file=sys.stderr)
+        return build.returncode
+
+    print("== lara: done. Outputs:")
+    print(f"   warehouse (DuckDB): {warehouse}")
+    print(f"   raw logs read:      {raw_path}")
+    print(f"   dbt artifacts:      {project_dir() / 'target'}")
+    return 0
+
+
+def _cmd_manifest(args: argparse.Namespace) -> int:
+    path = Path(args.path) / "_manifest.json"
+    print(json.dumps(json.loads(path.read_text()), indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lara", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"lara {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    gen = sub.add_parser("generate", help="write sample logs of the log contract")
+    gen.add_argument("--sessions", type=int, default=20000)
+    gen.add_argument("--days", type=int, default=14)
+    gen.add_argument("--seed", type=int, default=7)
+    gen.add_argument("--out", required=True)
+    gen.add_argument("--format", choices=["parquet", "jsonl", "mixed"], default="parquet")
+    gen.add_argument("--gzip", action="store_true", help="gzip JSON Lines files")
+    gen.add_argument("--bad-rows", action="store_true", help="inject malformed rows")
+    gen.add_argument("--no-replay", action="store_true", help="skip the replay tables")
+    gen.add_argument("--start-date", default="2026-08-01")
+    gen.add_argument("--quiet", action="store_true")
+    gen.set_defaults(func=_cmd_generate)
+
+    run = sub.add_parser("run", help="generate the sample (unless LARA_RAW_PATH) and build")
+    run.add_argument("--sessions", type=int, default=20000)
+    run.add_argument("--days", type=int, default=14)
+    run.add_argument("--seed", type=int, default=7)
+    run.set_defaults(func=_cmd_run)
+
+    man = sub.add_parser("manifest", help="print a generated sample's manifest")
+    man.add_argument("path")
+    man.set_defaults(func=_cmd_manifest)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""Where the project, the raw logs and the warehouse are."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def project_dir() -> Path:
+    """The dbt project root (the folder holding dbt_project.yml)."""
+    env = os.environ.get("DBT_PROJECT_DIR")
+    if env and (Path(env) / "dbt_project.yml").exists():
+        return Path(env).resolve()
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "dbt_project.yml").exists():
+            return parent
+    cwd = Path.cwd()
+    if (cwd / "dbt_project.yml").exists():
+        return cwd
+    raise FileNotFoundError("lara: cannot find dbt_project.yml; set DBT_PROJECT_DIR")
+
+
+def default_sample_dir() -> Path:
+    return project_dir() / "data" / "sample"
+
+
+def warehouse_path() -> Path:
+    """The DuckDB file: LARA_DUCKDB_PATH, else warehouse/lara.duckdb."""
+    env = os.environ.get("LARA_DUCKDB_PATH")
+    path = Path(env) if env else Path("warehouse") / "lara.duckdb"
+    return path if path.is_absolute() else project_dir() / path
+
+
+def sources_yaml() -> Path:
+    return project_dir() / "models" / "staging" / "lara" / "_lara__sources.yml"
