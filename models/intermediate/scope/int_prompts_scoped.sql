@@ -1,0 +1,94 @@
+{#- Every prompt (synthetic included) with the scope facts every mart needs:
+    synthetic traffic (of the prompt or of its session), surface group,
+    retrieval counts, and the resolved Tier 0 / goal labels. -#}
+with
+
+prompts as (
+
+    select * from {{ ref('stg_lara__prompts') }}
+
+),
+
+retrievals as (
+
+    select * from {{ ref('stg_lara__retrievals') }}
+
+),
+
+prompt_labels as (
+
+    select * from {{ ref('int_prompt_labels_resolved') }}
+
+),
+
+goal_labels as (
+
+    select * from {{ ref('int_goal_labels_resolved') }}
+
+),
+
+retrieval_counts as (
+
+    select
+        prompt_id,
+        count(*) as retrieval_count
+    from retrievals
+    group by prompt_id
+
+),
+
+synthetic_sessions as (
+
+    select
+        session_guid,
+        max(case when is_synthetic then 1 else 0 end) = 1 as is_synthetic_session
+    from prompts
+    group by session_guid
+
+),
+
+joined as (
+
+    select
+        prompts.prompt_id,
+        prompts.session_guid,
+        prompts.user_id,
+        prompts.surface,
+        prompts.surface in ('chat', 'editor_assistant') as is_assistant_surface,
+        prompts.prompt_kind,
+        prompts.prompt_text,
+        prompts.prompted_at,
+        cast(prompts.prompted_at as date) as prompt_date,
+        prompts.is_synthetic as is_synthetic_prompt,
+        prompts.is_synthetic or synthetic_sessions.is_synthetic_session as is_synthetic,
+        coalesce(retrieval_counts.retrieval_count, 0) as retrieval_count,
+        coalesce(retrieval_counts.retrieval_count, 0) > 0 as is_retrieval_turn,
+        prompt_labels.prompt_id is not null as is_tier0_labelled,
+        prompt_labels.has_retrieval_intent,
+        prompt_labels.retrieval_intent_count,
+        prompt_labels.judge as tier0_judge,
+        goal_labels.prompt_id is not null as is_goal_labelled,
+        goal_labels.goal_achieved
+    from prompts
+    left join synthetic_sessions
+        on prompts.session_guid = synthetic_sessions.session_guid
+    left join retrieval_counts
+        on prompts.prompt_id = retrieval_counts.prompt_id
+    left join prompt_labels
+        on prompts.prompt_id = prompt_labels.prompt_id
+    left join goal_labels
+        on prompts.prompt_id = goal_labels.prompt_id
+
+),
+
+final as (
+
+    select
+        *,
+        {#- Tier 0: a retrieval triggered on a prompt labelled without retrieval intent. -#}
+        coalesce(is_retrieval_turn and has_retrieval_intent = false, false) as is_misrouted
+    from joined
+
+)
+
+select * from final

@@ -1,0 +1,69 @@
+"""Shared fixtures: generated samples and dbt builds into temporary warehouses.
+
+Builds are expensive (tens of seconds), so each distinct sample is generated
+and built once per test session and shared read-only by the tests.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from lara.dbt import run_dbt
+from lara.generate import GeneratorConfig, generate
+
+
+@dataclass(frozen=True)
+class BuiltSample:
+    raw_path: Path
+    warehouse: Path
+    manifest: dict
+    build_log: str
+
+    def query(self, sql: str, params: list | None = None) -> list[tuple]:
+        with duckdb.connect(str(self.warehouse), read_only=True) as con:
+            return con.execute(sql, params or []).fetchall()
+
+    def df(self, sql: str):
+        with duckdb.connect(str(self.warehouse), read_only=True) as con:
+            return con.execute(sql).df()
+
+
+def build_sample(root: Path, config: GeneratorConfig, dbt_args: list[str] | None = None) -> BuiltSample:
+    raw = root / "raw"
+    manifest = generate(config, raw, progress=False)
+    warehouse = root / "lara.duckdb"
+    result = run_dbt(
+        dbt_args or ["build"],
+        raw,
+        warehouse,
+        extra_env={"DBT_TARGET_PATH": str(root / "target"), "DBT_LOG_PATH": str(root / "logs")},
+        capture=True,
+    )
+    log = result.stdout + result.stderr
+    if result.returncode != 0:
+        raise AssertionError(f"dbt build failed on {raw}:\n{log[-6000:]}")
+    return BuiltSample(raw, warehouse, manifest, log)
+
+
+@pytest.fixture(scope="session")
+def clean_sample(tmp_path_factory) -> BuiltSample:
+    """A clean multi-day sample (parquet), built once."""
+    root = tmp_path_factory.mktemp("clean_sample")
+    return build_sample(root, GeneratorConfig(sessions=3000, days=4, seed=11))
+
+
+@pytest.fixture(scope="session")
+def bad_rows_sample(tmp_path_factory) -> BuiltSample:
+    """A sample with every kind of malformed row, mixed parquet / JSON Lines (gzipped)."""
+    root = tmp_path_factory.mktemp("bad_rows_sample")
+    config = GeneratorConfig(sessions=800, days=3, seed=5, fmt="mixed", gzip=True, bad_rows=True)
+    return build_sample(root, config)
+
+
+def read_manifest(raw_path: Path) -> dict:
+    return json.loads((raw_path / "_manifest.json").read_text())
