@@ -1,0 +1,56 @@
+{#- Text similarity (scope rules of metrics.md): token Jaccard = lower-case,
+    split on runs of non-alphanumeric characters (Unicode letters and digits),
+    no stemming, |A and B| / |A or B| over distinct tokens. Null when either
+    text is null; 0 when neither text has a token. -#}
+{% macro lara_token_jaccard(left_text, right_text) %}
+    {{ return(adapter.dispatch('lara_token_jaccard', 'lara')(left_text, right_text)) }}
+{% endmacro %}
+
+{% macro lara_tokens(text) %}
+    {{ return(adapter.dispatch('lara_tokens', 'lara')(text)) }}
+{% endmacro %}
+
+{% macro duckdb__lara_tokens(text) -%}
+    list_distinct(list_filter(
+        regexp_split_to_array(lower({{ text }}), '[^\p{L}\p{N}]+'),
+        lambda token: token <> ''
+    ))
+{%- endmacro %}
+
+{% macro default__lara_tokens(text) -%}
+    array_distinct(filter(split(lower({{ text }}), '[^\\p{L}\\p{N}]+'), token -> token <> ''))
+{%- endmacro %}
+
+{% macro duckdb__lara_token_jaccard(left_text, right_text) -%}
+    case
+        when {{ left_text }} is null or {{ right_text }} is null then null
+        when len(list_distinct(list_concat({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }}))) = 0 then 0.0
+        else
+            len(list_intersect({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }}))
+            / len(list_distinct(list_concat({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }})))
+    end
+{%- endmacro %}
+
+{% macro default__lara_token_jaccard(left_text, right_text) -%}
+    case
+        when {{ left_text }} is null or {{ right_text }} is null then null
+        when size(array_union({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }})) = 0 then 0.0
+        else
+            size(array_intersect({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }}))
+            / size(array_union({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }}))
+    end
+{%- endmacro %}
+
+
+{#- Seconds from `start_expression` to `end_expression` (timestamps), as a double. -#}
+{% macro lara_seconds_between(start_expression, end_expression) %}
+    {{ return(adapter.dispatch('lara_seconds_between', 'lara')(start_expression, end_expression)) }}
+{% endmacro %}
+
+{% macro duckdb__lara_seconds_between(start_expression, end_expression) -%}
+    (epoch({{ end_expression }}) - epoch({{ start_expression }}))
+{%- endmacro %}
+
+{% macro default__lara_seconds_between(start_expression, end_expression) -%}
+    (unix_micros({{ end_expression }}) - unix_micros({{ start_expression }})) / 1000000.0
+{%- endmacro %}

@@ -1,0 +1,89 @@
+{#- Each prompt with its neighbours in the session and the rewrite rule of
+    metrics.md (Sessions and behaviour): a prompt is rewritten when the next
+    prompt of its session has prompt_kind = 'rewrite'; where that next
+    prompt's kind is null, when it comes within var rewrite_window_s (inclusive)
+    with token Jaccard >= var rewrite_similarity_min on the prompt texts.
+    Prompts are ordered by time, then id. -#}
+with
+
+prompts as (
+
+    select * from {{ ref('int_prompts_scoped') }}
+
+),
+
+sequenced as (
+
+    select
+        prompt_id,
+        session_guid,
+        surface,
+        prompt_kind,
+        prompt_text,
+        prompted_at,
+        is_synthetic,
+        is_retrieval_turn,
+        row_number() over (
+            partition by session_guid order by prompted_at, prompt_id
+        ) as prompt_sequence,
+        lead(prompt_id) over (
+            partition by session_guid order by prompted_at, prompt_id
+        ) as next_prompt_id,
+        lead(prompt_kind) over (
+            partition by session_guid order by prompted_at, prompt_id
+        ) as next_prompt_kind,
+        lead(prompt_text) over (
+            partition by session_guid order by prompted_at, prompt_id
+        ) as next_prompt_text,
+        lead(prompted_at) over (
+            partition by session_guid order by prompted_at, prompt_id
+        ) as next_prompted_at
+    from prompts
+
+),
+
+compared as (
+
+    select
+        *,
+        {{ lara_token_jaccard('prompt_text', 'next_prompt_text') }} as next_prompt_similarity,
+        {{ lara_seconds_between('prompted_at', 'next_prompted_at') }} as seconds_to_next_prompt
+    from sequenced
+
+),
+
+final as (
+
+    select
+        prompt_id,
+        session_guid,
+        surface,
+        prompt_kind,
+        prompted_at,
+        is_synthetic,
+        is_retrieval_turn,
+        prompt_sequence,
+        next_prompt_id,
+        next_prompt_kind,
+        next_prompted_at,
+        next_prompt_similarity,
+        seconds_to_next_prompt,
+        case
+            when next_prompt_id is null then 'none'
+            when next_prompt_kind is not null then 'prompt_kind'
+            else 'similarity'
+        end as rewrite_detection_method,
+        case
+            when next_prompt_id is null then false
+            when next_prompt_kind is not null then next_prompt_kind = 'rewrite'
+            else coalesce(
+                seconds_to_next_prompt <= {{ var('rewrite_window_s') }}
+                and next_prompt_similarity >= {{ var('rewrite_similarity_min') }},
+                false
+            )
+        end as is_rewritten
+    from compared
+
+)
+
+select * from final
