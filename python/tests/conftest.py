@@ -14,7 +14,6 @@ import duckdb
 import pytest
 
 from lara.dbt import run_dbt
-from lara.generate import GeneratorConfig, generate
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,10 @@ class BuiltSample:
             return con.execute(sql).df()
 
 
-def build_sample(root: Path, config: GeneratorConfig, dbt_args: list[str] | None = None) -> BuiltSample:
+def build_sample(root: Path, config, dbt_args: list[str] | None = None) -> BuiltSample:
+    """Generate `config` (a GeneratorConfig) under root/raw and build it into root/lara.duckdb."""
+    from lara.generate import generate
+
     raw = root / "raw"
     manifest = generate(config, raw, progress=False)
     warehouse = root / "lara.duckdb"
@@ -53,6 +55,8 @@ def build_sample(root: Path, config: GeneratorConfig, dbt_args: list[str] | None
 @pytest.fixture(scope="session")
 def clean_sample(tmp_path_factory) -> BuiltSample:
     """A clean multi-day sample (parquet), built once."""
+    from lara.generate import GeneratorConfig
+
     root = tmp_path_factory.mktemp("clean_sample")
     return build_sample(root, GeneratorConfig(sessions=3000, days=4, seed=11))
 
@@ -60,6 +64,8 @@ def clean_sample(tmp_path_factory) -> BuiltSample:
 @pytest.fixture(scope="session")
 def bad_rows_sample(tmp_path_factory) -> BuiltSample:
     """A sample with every kind of malformed row, mixed parquet / JSON Lines (gzipped)."""
+    from lara.generate import GeneratorConfig
+
     root = tmp_path_factory.mktemp("bad_rows_sample")
     config = GeneratorConfig(sessions=800, days=3, seed=5, fmt="mixed", gzip=True, bad_rows=True)
     return build_sample(root, config)
