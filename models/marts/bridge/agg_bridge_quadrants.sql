@@ -42,7 +42,7 @@ quadrants as (
 
 ),
 
-{#- One row per (variant, document) in the variant's population. -#}
+{# One row per (variant, document) in the variant's population. #}
 variant_documents as (
 
     select
@@ -100,8 +100,8 @@ totals as (
         'total' as quadrant,
         cast(null as {{ dbt.type_string() }}) as sru_level,
         cast(null as {{ dbt.type_string() }}) as ctu_level,
-        sum(document_count) as document_count,
-        sum(failed_replay_count) as failed_replay_count
+        cast(sum(document_count) as bigint) as document_count,
+        cast(sum(failed_replay_count) as bigint) as failed_replay_count
     from cells
     group by sru_variant
 
@@ -130,7 +130,7 @@ final as (
         case
             when totals.document_count > 0
                 then cast(cells_and_totals.document_count as double) / totals.document_count
-        end as share,
+        end as share,  -- noqa: RF04
         cast({{ var('bridge_tau_low') }} as double) as bridge_tau_low,
         cast({{ var('bridge_tau_high') }} as double) as bridge_tau_high,
         -- booleans

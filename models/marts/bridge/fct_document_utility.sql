@@ -12,7 +12,7 @@ replay_documents as (
 
 ),
 
-{#- A failed replay (status other than ok) takes the worst outcome. -#}
+{# A failed replay (status other than ok) takes the worst outcome. #}
 counterfactual_outcomes as (
 
     select
@@ -72,8 +72,8 @@ utilities as (
 
 ),
 
-{#- Reader variant: every document with a CTU. Proxy variant: the documents
-    that also have a proxy score, for both axes. -#}
+{# Reader variant: every document with a CTU. Proxy variant: the documents
+    that also have a proxy score, for both axes. #}
 percentiles as (
 
     select

@@ -24,8 +24,8 @@ document_entities as (
 
 ),
 
-{#- Entities compare trimmed and lower-cased; blank entities are dropped (an
-    empty string would be a substring of every query). -#}
+{# Entities compare trimmed and lower-cased; blank entities are dropped (an
+    empty string would be a substring of every query). #}
 normalised_entities as (
 
     select distinct
