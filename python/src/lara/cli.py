@@ -61,11 +61,30 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print("lara: dbt build failed (see the log above and logs/dbt.log)", file=sys.stderr)
         return build.returncode
 
+    print("== lara: bridge evidence statistics (replay experiments)")
+    from lara.bridge import run_bridge_statistics
+
+    bridge = run_bridge_statistics(warehouse, resamples=args.resamples, seed=0)
+    if bridge.get("status") != "ok":
+        print(f"   {bridge.get('message', bridge.get('status'))}")
+
     print("== lara: done. Outputs:")
     print(f"   warehouse (DuckDB): {warehouse}")
+    if bridge.get("plot"):
+        print(f"   CTU vs SRU plot:    {bridge['plot']}")
     print(f"   raw logs read:      {raw_path}")
     print(f"   dbt artifacts:      {project_dir() / 'target'}")
     return 0
+
+
+def _cmd_bridge(args: argparse.Namespace) -> int:
+    from lara.bridge import run_bridge_statistics
+
+    plot_dir = Path(args.plot_dir) if args.plot_dir else None
+    result = run_bridge_statistics(
+        warehouse_path(), resamples=args.resamples, seed=args.seed, plot_dir=plot_dir
+    )
+    return 0 if result.get("status") in ("ok", "no_replay_data") else 1
 
 
 def _cmd_manifest(args: argparse.Namespace) -> int:
@@ -96,7 +115,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sessions", type=int, default=20000)
     run.add_argument("--days", type=int, default=14)
     run.add_argument("--seed", type=int, default=7)
+    run.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     run.set_defaults(func=_cmd_run)
+
+    bridge = sub.add_parser("bridge", help="bridge statistics and plot on a built warehouse")
+    bridge.add_argument("--resamples", type=int, default=1000)
+    bridge.add_argument("--seed", type=int, default=0)
+    bridge.add_argument("--plot-dir", default=None)
+    bridge.set_defaults(func=_cmd_bridge)
 
     man = sub.add_parser("manifest", help="print a generated sample's manifest")
     man.add_argument("path")
