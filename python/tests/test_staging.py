@@ -48,21 +48,35 @@ def test_duplicates_and_quarantine_match_the_manifest(bad_rows_sample, table):
     assert by_reason == {k: v for k, v in expected["quarantined"].items() if v}
 
 
-def test_every_injected_defect_kind_is_quarantined_with_its_reason(bad_rows_sample):
-    injected = {
-        (table, reason)
-        for table, reasons in bad_rows_sample.manifest["bad_rows"].items()
-        for reason, detail in reasons.items()
-        if reason != "exact_duplicates" and _count(detail) > 0
-    }
+def test_every_injected_defect_is_quarantined_with_its_reason(bad_rows_sample):
+    defects = bad_rows_sample.manifest["bad_rows"]["defects"]
     found = set(
         bad_rows_sample.query(
-            "select distinct table_name, quarantine_reason from data_quality.dq_quarantine"
+            "select table_name, quarantine_reason, coalesce(quarantine_column, '') "
+            "from data_quality.dq_quarantine"
         )
     )
-    assert injected, "the generator injected no defects"
-    assert injected <= found
-    kinds = {reason for _, reason in injected}
+    found_reasons = {(table, reason) for table, reason, _ in found}
+    kinds = set()
+    for table, by_reason in defects.items():
+        for reason, detail in by_reason.items():
+            if not detail["count"]:
+                continue
+            kinds.add(reason)
+            assert (table, reason) in found_reasons, (table, reason)
+            for row in detail.get("rows", []):
+                if row.get("column") and reason != "conflicting_duplicate":
+                    assert (table, reason, row["column"]) in found, (table, reason, row)
+    for table, conflicts in bad_rows_sample.manifest["bad_rows"]["conflicts"].items():
+        if conflicts:
+            kinds.add("conflicting_duplicate")
+            assert (table, "conflicting_duplicate") in found_reasons, table
+            (versions,) = bad_rows_sample.query(
+                "select count(*) from data_quality.dq_quarantine "
+                "where table_name = ? and quarantine_reason = 'conflicting_duplicate'",
+                [table],
+            )[0]
+            assert versions == 2 * len(conflicts), table
     for kind in [
         "json_parse_error",
         "missing_required",
@@ -77,12 +91,21 @@ def test_every_injected_defect_kind_is_quarantined_with_its_reason(bad_rows_samp
         assert kind in kinds, f"no {kind} defect injected"
 
 
-def _count(detail) -> int:
-    if isinstance(detail, dict):
-        return int(detail.get("count", 0))
-    if isinstance(detail, list):
-        return len(detail)
-    return int(detail)
+def test_each_injected_row_gets_exactly_its_reason(bad_rows_sample):
+    """Trace every injected JSON defect to its quarantine row by file and content."""
+    defects = bad_rows_sample.manifest["bad_rows"]["defects"]
+    quarantined = bad_rows_sample.query(
+        "select table_name, quarantine_reason, raw_row from data_quality.dq_quarantine"
+    )
+    by_raw = {(table, raw): reason for table, reason, raw in quarantined}
+    checked = 0
+    for table, by_reason in defects.items():
+        for reason, detail in by_reason.items():
+            for row in detail.get("rows", []):
+                if "raw" in row and (table, row["raw"]) in by_raw:
+                    assert by_raw[(table, row["raw"])] == reason
+                    checked += 1
+    assert checked > 0
 
 
 def test_reconciliation_holds_for_every_table(bad_rows_sample):
