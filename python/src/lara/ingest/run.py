@@ -1,0 +1,91 @@
+"""Building and writing the contract tables from an adapter's `Extracted` (both adapters)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from lara.ingest.config import IngestConfig
+from lara.ingest.tables import (
+    Extracted,
+    IngestReport,
+    assign_prompts,
+    build_actions,
+    build_prompts,
+    build_relevance_labels,
+    build_retrievals,
+    explode_assets,
+    retrieval_documents,
+)
+from lara.ingest.writer import contract, write_empty_parquet, write_parquet_partitions
+
+logger = logging.getLogger("lara.ingest")
+
+#: The partition column of each written table.
+PARTITION_COLUMNS = {
+    "prompts": "ts",
+    "retrievals": "ts",
+    "actions": "ts",
+    "relevance_labels": "judged_at",
+}
+
+
+def build_tables(
+    extracted: Extracted, config: IngestConfig
+) -> tuple[dict[str, pd.DataFrame], dict[str, int]]:
+    """The contract tables (prompts, retrievals, actions, relevance_labels) and diagnostics."""
+    diagnostics = dict(extracted.diagnostics)
+    if extracted.spans.empty:
+        raise ValueError("lara ingest: the export holds no spans")
+    spans = assign_prompts(extracted.spans, config)
+    prompts = build_prompts(spans, config)
+    retrievals, found = build_retrievals(extracted.retrievals, spans, prompts, config)
+    diagnostics.update(found)
+    # A prompt is a request that reached the agent: keep every prompt, with or
+    # without retrieval (Tier 0 needs the ones without).
+    assets = explode_assets(retrievals)
+    actions, found = build_actions(extracted.references, spans, prompts, assets, config)
+    diagnostics.update(found)
+    labels, found = build_relevance_labels(
+        extracted.evaluations, retrievals, retrieval_documents(extracted.retrievals), config
+    )
+    diagnostics.update(found)
+    tables = {
+        "prompts": prompts,
+        "retrievals": retrievals,
+        "actions": actions,
+        "relevance_labels": labels,
+    }
+    return tables, diagnostics
+
+
+def write_tables(
+    tables: dict[str, pd.DataFrame], out: Path, config: IngestConfig
+) -> dict[str, dict[str, int]]:
+    """Write each table day-partitioned; a required table with no rows gets an empty file."""
+    tables_spec = contract()
+    partitions: dict[str, dict[str, int]] = {}
+    first_day = pd.to_datetime(tables["prompts"]["ts"], utc=True).min().strftime("%Y-%m-%d")
+    for name, frame in tables.items():
+        partitions[name] = write_parquet_partitions(
+            frame,
+            name,
+            Path(out),
+            PARTITION_COLUMNS[name],
+            part_name=config.part_name,
+            overwrite=config.overwrite,
+        )
+        if frame.empty and tables_spec[name].required_table:
+            write_empty_parquet(name, Path(out), first_day, config.part_name, config.overwrite)
+            partitions[name] = {first_day: 0}
+    return partitions
+
+
+def ingest_extracted(extracted: Extracted, out: Path, config: IngestConfig) -> IngestReport:
+    tables, diagnostics = build_tables(extracted, config)
+    partitions = write_tables(tables, out, config)
+    counts = {name: len(frame) for name, frame in tables.items()}
+    logger.info("lara ingest: wrote %s to %s (%s)", counts, out, diagnostics)
+    return IngestReport(counts, diagnostics, partitions)
