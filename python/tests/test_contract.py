@@ -16,6 +16,7 @@ CONTRACT_TABLES = [
     "replay_documents",
     "replay_queries",
     "document_entities",
+    "label_sample_design",
 ]
 
 

@@ -124,6 +124,17 @@ def build_parser() -> argparse.ArgumentParser:
     bridge.add_argument("--plot-dir", default=None)
     bridge.set_defaults(func=_cmd_bridge)
 
+    from lara.ingest import add_ingest_arguments
+    from lara.labels import add_label_import_arguments, add_label_sample_arguments
+
+    add_ingest_arguments(sub.add_parser("ingest", help="trace exports -> log contract tables"))
+    add_label_sample_arguments(
+        sub.add_parser("label-sample", help="stratified sample of retrievals to judge")
+    )
+    add_label_import_arguments(
+        sub.add_parser("label-import", help="validate judgements, append relevance_labels")
+    )
+
     man = sub.add_parser("manifest", help="print a generated sample's manifest")
     man.add_argument("path")
     man.set_defaults(func=_cmd_manifest)

@@ -1,0 +1,1 @@
+{{ lara_reconciliation('label_sample_design') }}

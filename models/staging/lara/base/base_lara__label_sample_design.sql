@@ -1,0 +1,1 @@
+{{ lara_stage_source('label_sample_design') }}

@@ -1,0 +1,28 @@
+with
+
+base as (
+
+    select * from {{ ref('base_lara__label_sample_design') }}
+    where _row_status = 'clean'
+
+),
+
+renamed as (
+
+    select
+        -- ids
+        retrieval_id,
+        -- strings
+        stratum,
+        -- numerics
+        inclusion_probability,
+        stratum_population_size,
+        stratum_sample_size,
+        -- timestamps
+        sampled_at,
+        _partition_date as partition_date
+    from base
+
+)
+
+select * from renamed
