@@ -68,13 +68,30 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if bridge.get("status") != "ok":
         print(f"   {bridge.get('message', bridge.get('status'))}")
 
+    print("== lara: data-quality gate (newest partition)")
+    from lara.gate.runner import GateError, run_gate
+
+    gate_dir = project_dir() / "reports" / "gate"
+    try:
+        gate = run_gate(raw_path, gate_dir)
+        gate_code = gate.exit_code
+        print(f"   verdict: {gate.verdict} (exit code {gate.exit_code})")
+    except GateError as error:
+        gate, gate_code = None, 2
+        print(f"   the gate could not run: {error}", file=sys.stderr)
+
     print("== lara: done. Outputs:")
     print(f"   warehouse (DuckDB): {warehouse}")
+    if gate is not None:
+        print(f"   gate results:       {gate.results_path}")
+        if gate.data_docs_index:
+            print(f"   gate Data Docs:     {gate.data_docs_index}")
     if bridge.get("plot"):
         print(f"   CTU vs SRU plot:    {bridge['plot']}")
     print(f"   raw logs read:      {raw_path}")
     print(f"   dbt artifacts:      {project_dir() / 'target'}")
-    return 0
+    # Warnings are printed, not fatal; a failed gate fails the run for the scheduler.
+    return 2 if gate_code == 2 else 0
 
 
 def _cmd_bridge(args: argparse.Namespace) -> int:
@@ -123,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     bridge.add_argument("--seed", type=int, default=0)
     bridge.add_argument("--plot-dir", default=None)
     bridge.set_defaults(func=_cmd_bridge)
+
+    from lara.gate import add_gate_arguments, gate_main
+
+    check = sub.add_parser("check", help="data-quality gate (Great Expectations) on the raw logs")
+    add_gate_arguments(check)
+    check.set_defaults(func=gate_main)
 
     from lara.ingest import add_ingest_arguments
     from lara.labels import add_label_import_arguments, add_label_sample_arguments
