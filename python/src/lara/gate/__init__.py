@@ -11,9 +11,27 @@ only, 2 failed. See gx/README.md.
 
 from __future__ import annotations
 
+from typing import Any
+
 from lara.gate.cli import add_gate_arguments, gate_main
-from lara.gate.runner import CheckResult, GateError, GateResult, run_gate
-from lara.gate.suites import DEFECT_CHECKS
+
+# Great Expectations takes seconds to import: load the runner on first use, so
+# that `lara --help` and the other commands stay fast.
+_LAZY = {
+    "CheckResult": "lara.gate.runner",
+    "GateError": "lara.gate.runner",
+    "GateResult": "lara.gate.runner",
+    "run_gate": "lara.gate.runner",
+    "DEFECT_CHECKS": "lara.gate.suites",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'lara.gate' has no attribute {name!r}")
 
 __all__ = [
     "DEFECT_CHECKS",
