@@ -238,11 +238,16 @@ def test_mixed_formats_and_time_zones_become_utc(tmp_path):
     result = _build(root, tmp_path)
     assert result.returncode == 0, result.stdout[-4000:]
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
-        prompted = con.execute("select cast(prompted_at as varchar) from staging.stg_lara__prompts").fetchall()
-        retrieved = con.execute(
-            "select cast(retrieved_at as varchar), returned_asset_ids from staging.stg_lara__retrievals"
+        prompted = con.execute(
+            "select cast(prompted_at as varchar) from staging.stg_lara__prompts"
         ).fetchall()
-        acted = con.execute("select cast(acted_at as varchar) from staging.stg_lara__actions").fetchall()
+        retrieved = con.execute(
+            "select cast(retrieved_at as varchar), returned_asset_ids "
+            "from staging.stg_lara__retrievals"
+        ).fetchall()
+        acted = con.execute(
+            "select cast(acted_at as varchar) from staging.stg_lara__actions"
+        ).fetchall()
         optional = con.execute("select count(*) from staging.stg_lara__relevance_labels").fetchone()
     assert prompted == [("2026-08-01 10:00:00",)]
     assert retrieved == [("2026-08-01 10:00:05", ["a1", "a2"])]

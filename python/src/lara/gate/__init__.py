@@ -33,6 +33,7 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'lara.gate' has no attribute {name!r}")
 
+
 __all__ = [
     "DEFECT_CHECKS",
     "CheckResult",
