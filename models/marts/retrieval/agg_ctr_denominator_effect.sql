@@ -1,0 +1,153 @@
+{#- CTR (metrics.md Tier 1, secondary, direction only) on assistant surfaces
+    beside the naive conversation-level CTR, to show the denominator effect:
+    per day x surface with every roll-up ('all'). Sessions are dated and
+    placed by their first assistant prompt; retrievals by their own day and
+    surface. Synthetic traffic is excluded and counted. -#}
+{%- set dimensions = [['activity_date', 'day'], ['surface', 'surface']] -%}
+
+with
+
+prompts as (
+
+    select
+        prompt_id,
+        session_guid,
+        surface,
+        prompted_at,
+        prompt_date,
+        is_retrieval_turn,
+        is_synthetic
+    from {{ ref('int_prompts_scoped') }}
+    where is_assistant_surface
+
+),
+
+actions as (
+
+    select
+        session_guid,
+        actor,
+        action_type,
+        is_synthetic
+    from {{ ref('int_actions_scoped') }}
+
+),
+
+retrieval_facts as (
+
+    select
+        retrieval_date,
+        surface,
+        is_displayed,
+        click_count,
+        is_in_tier_scope
+    from {{ ref('fct_retrievals') }}
+    where is_assistant_surface
+
+),
+
+ranked_prompts as (
+
+    select
+        session_guid,
+        surface,
+        prompt_date,
+        is_synthetic,
+        row_number() over (partition by session_guid order by prompted_at, prompt_id) as prompt_sequence,
+        max(case when is_retrieval_turn then 1 else 0 end) over (partition by session_guid) = 1
+            as has_retrieval_turn
+    from prompts
+
+),
+
+clicked_sessions as (
+
+    select distinct session_guid
+    from actions
+    where actor = 'user' and action_type = 'click' and not is_synthetic
+
+),
+
+assistant_sessions as (
+
+    select
+        ranked_prompts.prompt_date as activity_date,
+        ranked_prompts.surface,
+        'session' as unit,
+        ranked_prompts.is_synthetic,
+        ranked_prompts.has_retrieval_turn,
+        clicked_sessions.session_guid is not null as has_click,
+        false as is_displayed_retrieval,
+        0 as click_count
+    from ranked_prompts
+    left join clicked_sessions
+        on ranked_prompts.session_guid = clicked_sessions.session_guid
+    where ranked_prompts.prompt_sequence = 1
+
+),
+
+displayed_retrievals as (
+
+    select
+        retrieval_date as activity_date,
+        surface,
+        'retrieval' as unit,
+        false as is_synthetic,
+        true as has_retrieval_turn,
+        click_count > 0 as has_click,
+        true as is_displayed_retrieval,
+        click_count
+    from retrieval_facts
+    where is_in_tier_scope and is_displayed
+
+),
+
+units as (
+
+    select * from assistant_sessions
+    union all
+    select * from displayed_retrievals
+
+),
+
+aggregated as (
+
+    select
+        {{ lara_grouping_level(dimensions) }} as grouping_level,
+        activity_date,
+        {{ lara_rolled_up('surface') }} as surface,
+        {{ lara_count_if("unit = 'session' and is_synthetic") }} as synthetic_session_count,
+        {{ lara_count_if("unit = 'session' and not is_synthetic") }} as assistant_session_count,
+        {{ lara_count_if("unit = 'session' and not is_synthetic and has_click") }} as clicked_session_count,
+        {{ lara_count_if("unit = 'session' and not is_synthetic and has_retrieval_turn") }}
+            as retrieval_session_count,
+        {{ lara_count_if("unit = 'retrieval'") }} as displayed_retrieval_count,
+        {{ lara_count_if("unit = 'retrieval' and has_click") }} as clicked_retrieval_count,
+        cast(coalesce(sum(case when unit = 'retrieval' then click_count end), 0) as bigint) as displayed_click_count
+    from units
+    group by {{ lara_cube(dimensions | map('first') | list) }}
+
+),
+
+final as (
+
+    select
+        grouping_level,
+        activity_date,
+        surface,
+        synthetic_session_count,
+        assistant_session_count,
+        clicked_session_count,
+        {{ lara_rate_columns('naive_conversation_ctr', 'clicked_session_count', 'assistant_session_count') }},
+        retrieval_session_count,
+        {{ lara_rate_columns('retrieval_session_share', 'retrieval_session_count', 'assistant_session_count') }},
+        displayed_retrieval_count,
+        clicked_retrieval_count,
+        {{ lara_rate_columns('click_through_rate', 'clicked_retrieval_count', 'displayed_retrieval_count') }},
+        displayed_click_count,
+        {{ lara_rate('displayed_click_count', 'displayed_retrieval_count') }} as clicks_per_displayed_grid
+    from aggregated
+
+)
+
+select * from final

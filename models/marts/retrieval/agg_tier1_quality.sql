@@ -1,0 +1,130 @@
+{#- Tier 1 (metrics.md): retrieval quality at trigger time per day x surface
+    x role with every roll-up ('all'), over in-scope retrievals (not
+    synthetic, not misrouted). Exclusions are counted. -#}
+{%- set dimensions = [['retrieval_date', 'day'], ['surface', 'surface'], ['retrieval_role', 'role']] -%}
+
+with
+
+retrievals as (
+
+    select
+        retrieval_id,
+        retrieval_date,
+        surface,
+        retrieval_role,
+        is_synthetic,
+        is_misrouted
+    from {{ ref('int_retrievals_scoped') }}
+
+),
+
+retrieval_facts as (
+
+    select * from {{ ref('fct_retrievals') }}
+
+),
+
+scoped as (
+
+    select
+        retrievals.retrieval_date,
+        retrievals.surface,
+        retrievals.retrieval_role,
+        retrievals.is_synthetic,
+        not retrievals.is_synthetic and retrievals.is_misrouted as is_excluded_misrouted,
+        coalesce(retrieval_facts.is_in_tier_scope, false) as is_in_scope,
+        retrieval_facts.is_empty,
+        retrieval_facts.is_labelled,
+        retrieval_facts.precision_at_1,
+        retrieval_facts.precision_at_k,
+        retrieval_facts.ndcg_at_k,
+        retrieval_facts.label_coverage_at_k,
+        retrieval_facts.is_tier1_good,
+        retrieval_facts.is_displayed,
+        retrieval_facts.click_count
+    from retrievals
+    left join retrieval_facts
+        on retrievals.retrieval_id = retrieval_facts.retrieval_id
+
+),
+
+aggregated as (
+
+    select
+        {{ lara_grouping_level(dimensions) }} as grouping_level,
+        retrieval_date,
+        {{ lara_rolled_up('surface') }} as surface,
+        {{ lara_rolled_up('retrieval_role') }} as retrieval_role,
+        count(*) as logged_retrieval_count,
+        {{ lara_count_if('is_synthetic') }} as synthetic_retrieval_count,
+        {{ lara_count_if('is_excluded_misrouted') }} as misrouted_retrieval_count,
+        {{ lara_count_if('is_in_scope') }} as in_scope_retrieval_count,
+        {{ lara_count_if('is_in_scope and is_empty') }} as empty_retrieval_count,
+        {{ lara_count_if('is_in_scope and is_labelled') }} as labelled_retrieval_count,
+        {{ lara_count_if('is_in_scope and is_labelled and precision_at_1 = 1') }} as relevant_at_1_retrieval_count,
+        coalesce(sum(case when is_in_scope then precision_at_k end), 0.0) as precision_at_k_sum,
+        coalesce(sum(case when is_in_scope then precision_at_k * precision_at_k end), 0.0)
+            as precision_at_k_sum_of_squares,
+        coalesce(sum(case when is_in_scope then ndcg_at_k end), 0.0) as ndcg_at_k_sum,
+        coalesce(sum(case when is_in_scope then ndcg_at_k * ndcg_at_k end), 0.0) as ndcg_at_k_sum_of_squares,
+        coalesce(sum(case when is_in_scope then label_coverage_at_k end), 0.0) as label_coverage_at_k_sum,
+        {{ lara_count_if('is_in_scope and label_coverage_at_k is not null') }} as label_coverage_at_k_count,
+        {{ lara_count_if('is_in_scope and is_tier1_good') }} as tier1_good_retrieval_count,
+        {{ lara_count_if('is_in_scope and is_displayed') }} as displayed_retrieval_count,
+        {{ lara_count_if('is_in_scope and is_displayed and click_count > 0') }} as clicked_retrieval_count,
+        cast(coalesce(sum(case when is_in_scope and is_displayed then click_count end), 0) as bigint)
+            as displayed_click_count
+    from scoped
+    group by {{ lara_cube(dimensions | map('first') | list) }}
+
+),
+
+final as (
+
+    select
+        grouping_level,
+        retrieval_date,
+        surface,
+        retrieval_role,
+        {{ var('lara_k') }} as k,
+        {{ var('relevant_grade_min') }} as relevant_grade_min,
+        {{ var('tier1_good_ndcg') }} as tier1_good_ndcg,
+        logged_retrieval_count,
+        synthetic_retrieval_count,
+        misrouted_retrieval_count,
+        in_scope_retrieval_count,
+        empty_retrieval_count,
+        {{ lara_rate_columns('empty_result_rate', 'empty_retrieval_count', 'in_scope_retrieval_count') }},
+        labelled_retrieval_count,
+        {{ lara_rate_columns('label_sample_rate', 'labelled_retrieval_count', 'in_scope_retrieval_count') }},
+        relevant_at_1_retrieval_count,
+        {{ lara_rate_columns('precision_at_1_mean', 'relevant_at_1_retrieval_count', 'labelled_retrieval_count') }},
+        precision_at_k_sum,
+        precision_at_k_sum_of_squares,
+        {{ lara_rate('precision_at_k_sum', 'labelled_retrieval_count') }} as precision_at_k_mean,
+        {{ lara_mean_ci_low('precision_at_k_sum', 'precision_at_k_sum_of_squares', 'labelled_retrieval_count') }}
+            as precision_at_k_mean_ci_low,
+        {{ lara_mean_ci_high('precision_at_k_sum', 'precision_at_k_sum_of_squares', 'labelled_retrieval_count') }}
+            as precision_at_k_mean_ci_high,
+        ndcg_at_k_sum,
+        ndcg_at_k_sum_of_squares,
+        {{ lara_rate('ndcg_at_k_sum', 'labelled_retrieval_count') }} as ndcg_at_k_mean,
+        {{ lara_mean_ci_low('ndcg_at_k_sum', 'ndcg_at_k_sum_of_squares', 'labelled_retrieval_count') }}
+            as ndcg_at_k_mean_ci_low,
+        {{ lara_mean_ci_high('ndcg_at_k_sum', 'ndcg_at_k_sum_of_squares', 'labelled_retrieval_count') }}
+            as ndcg_at_k_mean_ci_high,
+        label_coverage_at_k_sum,
+        label_coverage_at_k_count,
+        {{ lara_rate('label_coverage_at_k_sum', 'label_coverage_at_k_count') }} as label_coverage_at_k_mean,
+        tier1_good_retrieval_count,
+        {{ lara_rate_columns('tier1_good_rate', 'tier1_good_retrieval_count', 'labelled_retrieval_count') }},
+        displayed_retrieval_count,
+        clicked_retrieval_count,
+        {{ lara_rate_columns('click_through_rate', 'clicked_retrieval_count', 'displayed_retrieval_count') }},
+        displayed_click_count,
+        {{ lara_rate('displayed_click_count', 'displayed_retrieval_count') }} as clicks_per_displayed_grid
+    from aggregated
+
+)
+
+select * from final

@@ -1,0 +1,113 @@
+{#- Product health (metrics.md Tier 3): user outcome events (export, share,
+    download) by attribution status, per day x surface x outcome type of the
+    event (there is no retrieval to report them under), with every roll-up
+    ('all'). Synthetic outcomes are excluded and counted. -#}
+{%- set dimensions = [['action_date', 'day'], ['surface', 'surface'], ['action_type', 'type']] -%}
+
+with
+
+actions as (
+
+    select
+        action_id,
+        session_guid,
+        action_type,
+        action_date,
+        prompt_surface,
+        is_synthetic
+    from {{ ref('int_actions_scoped') }}
+    where actor = 'user' and is_outcome_type
+
+),
+
+attributions as (
+
+    select
+        action_id,
+        max(attribution_method) as attribution_method,
+        max(case when has_unknown_source_id then 1 else 0 end) = 1 as has_unknown_source_id
+    from {{ ref('int_action_attributions') }}
+    group by action_id
+
+),
+
+prompts as (
+
+    select
+        session_guid,
+        surface,
+        row_number() over (partition by session_guid order by prompted_at, prompt_id) as prompt_sequence
+    from {{ ref('int_prompts_scoped') }}
+
+),
+
+session_surfaces as (
+
+    select
+        session_guid,
+        surface
+    from prompts
+    where prompt_sequence = 1
+
+),
+
+classified as (
+
+    select
+        actions.action_date,
+        coalesce(actions.prompt_surface, session_surfaces.surface, 'unknown') as surface,
+        actions.action_type,
+        actions.is_synthetic,
+        case
+            when {{ lara_is_lineage_method('attributions.attribution_method') }} then 'retrieval_driven'
+            when attributions.attribution_method = 'temporal' then 'temporal_only'
+            else 'unattributed'
+        end as attribution_status
+    from actions
+    left join attributions
+        on actions.action_id = attributions.action_id
+    left join session_surfaces
+        on actions.session_guid = session_surfaces.session_guid
+
+),
+
+aggregated as (
+
+    select
+        {{ lara_grouping_level(dimensions) }} as grouping_level,
+        action_date,
+        {{ lara_rolled_up('surface') }} as surface,
+        {{ lara_rolled_up('action_type') }} as action_type,
+        {{ lara_count_if('is_synthetic') }} as synthetic_outcome_count,
+        {{ lara_count_if('not is_synthetic') }} as outcome_count,
+        {{ lara_count_if("not is_synthetic and attribution_status = 'retrieval_driven'") }}
+            as retrieval_driven_outcome_count,
+        {{ lara_count_if("not is_synthetic and attribution_status = 'temporal_only'") }}
+            as temporal_only_outcome_count,
+        {{ lara_count_if("not is_synthetic and attribution_status = 'unattributed'") }}
+            as unattributed_outcome_count
+    from classified
+    group by {{ lara_cube(dimensions | map('first') | list) }}
+
+),
+
+final as (
+
+    select
+        grouping_level,
+        action_date,
+        surface,
+        action_type,
+        synthetic_outcome_count,
+        outcome_count,
+        retrieval_driven_outcome_count,
+        {{ lara_rate_columns('retrieval_driven_outcome_rate', 'retrieval_driven_outcome_count', 'outcome_count') }},
+        temporal_only_outcome_count,
+        {{ lara_rate_columns('temporal_only_outcome_rate', 'temporal_only_outcome_count', 'outcome_count') }},
+        unattributed_outcome_count,
+        {{ lara_rate_columns('unattributed_outcome_rate', 'unattributed_outcome_count', 'outcome_count') }}
+    from aggregated
+
+)
+
+select * from final

@@ -1,0 +1,73 @@
+{#- One row per (action, credited retrieval) of non-synthetic traffic: the
+    public face of int_action_attributions with the credited retrieval's
+    day, surface and role and the consumed asset's display position. -#}
+with
+
+attributions as (
+
+    select * from {{ ref('int_action_attributions') }}
+    where not is_synthetic
+
+),
+
+retrievals as (
+
+    select
+        retrieval_id,
+        retrieval_date,
+        surface,
+        retrieval_role,
+        is_misrouted,
+        displayed_asset_ids
+    from {{ ref('int_retrievals_scoped') }}
+
+),
+
+display_positions as (
+
+    select * from {{ ref('int_retrieval_display_positions') }}
+
+),
+
+joined as (
+
+    select
+        attributions.action_id,
+        attributions.retrieval_id,
+        attributions.attribution_method,
+        attributions.consumed_rank,
+        display_positions.display_position,
+        attributions.is_cross_session,
+        attributions.actor,
+        attributions.action_type,
+        attributions.acted_at,
+        attributions.action_date,
+        attributions.retrieved_at,
+        retrievals.retrieval_date,
+        retrievals.surface,
+        retrievals.retrieval_role,
+        retrievals.is_misrouted,
+        attributions.action_session_guid,
+        attributions.retrieval_session_guid,
+        attributions.action_prompt_id,
+        attributions.retrieval_prompt_id,
+        attributions.consumed_asset_id,
+        attributions.document_id,
+        attributions.is_outcome_type,
+        attributions.is_lineage_method,
+        attributions.is_retrieval_driven_outcome,
+        attributions.temporal_retrieval_id,
+        attributions.is_temporal_agreement,
+        attributions.has_unknown_source_id,
+        retrievals.displayed_asset_ids is not null as has_display_log
+    from attributions
+    inner join retrievals
+        on attributions.retrieval_id = retrievals.retrieval_id
+    left join display_positions
+        on
+            attributions.retrieval_id = display_positions.retrieval_id
+            and attributions.consumed_asset_id = display_positions.asset_id
+
+)
+
+select * from joined

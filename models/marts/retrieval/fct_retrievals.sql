@@ -1,0 +1,97 @@
+{#- One row per retrieval of non-synthetic traffic: scope, Tier 1 quality,
+    Tier 2 flags, Tier 3 counts and the Tier 1 x Tier 2 diagnosis. No free
+    text and no user ids. -#}
+with
+
+retrievals as (
+
+    select * from {{ ref('int_retrievals_scoped') }}
+    where not is_synthetic
+
+),
+
+prompts as (
+
+    select
+        prompt_id,
+        is_goal_labelled,
+        goal_achieved
+    from {{ ref('int_prompts_scoped') }}
+
+),
+
+relevance as (
+
+    select * from {{ ref('int_retrieval_relevance') }}
+
+),
+
+signals as (
+
+    select * from {{ ref('int_retrieval_signals') }}
+
+),
+
+joined as (
+
+    select
+        retrievals.retrieval_id,
+        retrievals.prompt_id,
+        retrievals.session_guid,
+        retrievals.surface,
+        retrievals.is_assistant_surface,
+        retrievals.retrieval_role,
+        retrievals.retrieved_at,
+        retrievals.retrieval_date,
+        retrievals.is_misrouted,
+        retrievals.is_in_tier_scope,
+        retrievals.returned_count,
+        relevance.distinct_returned_count,
+        retrievals.is_empty,
+        coalesce({{ lara_list_length('retrievals.displayed_asset_ids') }}, 0) as displayed_count,
+        coalesce(
+            {{ lara_list_length('retrievals.displayed_asset_ids') }} > 0,
+            retrievals.surface = 'template_search' and retrievals.returned_count > 0
+        ) as is_displayed,
+        relevance.is_labelled,
+        relevance.judged_asset_count,
+        relevance.precision_at_1,
+        relevance.precision_at_k,
+        relevance.dcg_at_k,
+        relevance.ideal_dcg_at_k,
+        relevance.ndcg_at_k,
+        relevance.label_coverage_at_k,
+        relevance.ndcg_at_k >= {{ var('tier1_good_ndcg') }} as is_tier1_good,
+        signals.click_count,
+        signals.has_genuine_positive,
+        signals.first_genuine_positive_at,
+        signals.has_agent_consumption,
+        signals.first_agent_consumption_at,
+        signals.first_use_evidence_at,
+        signals.has_observable_failure,
+        signals.has_reject_failure,
+        signals.has_research_failure,
+        signals.has_substitution_failure,
+        signals.is_unobserved,
+        signals.has_downstream_correction,
+        signals.retrieval_driven_outcome_count,
+        signals.cross_session_outcome_count,
+        signals.retrieval_driven_outcome_count > 0 as has_retrieval_driven_outcome,
+        prompts.is_goal_labelled,
+        prompts.goal_achieved,
+        {{ lara_tier_diagnosis(
+            'relevance.ndcg_at_k',
+            '(signals.has_genuine_positive or signals.has_agent_consumption)',
+            'signals.has_observable_failure'
+        ) }} as tier_diagnosis
+    from retrievals
+    inner join relevance
+        on retrievals.retrieval_id = relevance.retrieval_id
+    inner join signals
+        on retrievals.retrieval_id = signals.retrieval_id
+    left join prompts
+        on retrievals.prompt_id = prompts.prompt_id
+
+)
+
+select * from joined
