@@ -1,0 +1,208 @@
+{#- Latency and tokens per pipeline stage (stage_spans), per day x reporting
+    surface x stage and over the whole period, over all prompts and over
+    successful tasks (prompts with a retrieval-driven outcome), and the cost
+    per successful task. A prompt's cost in a stage is the sum of its spans
+    of that stage; `all_stages` sums every stage of the prompt. -#}
+with
+
+spans as (
+
+    select * from {{ ref('stg_lara__stage_spans') }}
+
+),
+
+prompts as (
+
+    select * from {{ ref('fct_prompts') }}
+
+),
+
+reporting_surfaces as (
+
+    select * from {{ ref('reporting_surfaces') }}
+
+),
+
+reporting_periods as (
+
+    select false as is_period_total
+    union all
+    select true as is_period_total
+
+),
+
+stages as (
+
+    select distinct stage from spans
+    union all
+    select 'all_stages' as stage  -- noqa: RF04
+
+),
+
+prompt_stage_spans as (
+
+    select
+        prompt_id,
+        stage,
+        count(*) as span_count,
+        sum(latency_ms) as latency_ms,
+        sum(tokens) as tokens
+    from spans
+    group by prompt_id, stage
+
+),
+
+prompt_all_stage_spans as (
+
+    select
+        prompt_id,
+        'all_stages' as stage,  -- noqa: RF04
+        count(*) as span_count,
+        sum(latency_ms) as latency_ms,
+        sum(tokens) as tokens
+    from spans
+    group by prompt_id
+
+),
+
+prompt_costs as (
+
+    select * from prompt_stage_spans
+    union all
+    select * from prompt_all_stage_spans
+
+),
+
+prompt_stage_units as (
+
+    select
+        prompts.prompt_id,
+        prompts.prompt_date,
+        prompts.surface,
+        prompts.is_successful_task,
+        prompt_all_stage_spans.prompt_id is not null as is_instrumented,
+        stages.stage,
+        coalesce(prompt_costs.span_count, 0) as span_count,
+        cast(prompt_costs.latency_ms as double) as latency_ms,
+        cast(prompt_costs.tokens as double) as tokens
+    from prompts
+    cross join stages
+    left join prompt_all_stage_spans
+        on prompts.prompt_id = prompt_all_stage_spans.prompt_id
+    left join prompt_costs
+        on
+            prompts.prompt_id = prompt_costs.prompt_id
+            and stages.stage = prompt_costs.stage
+
+),
+
+units_by_reporting_grain as (
+
+    select
+        case
+            when reporting_periods.is_period_total then null else prompt_stage_units.prompt_date
+        end as activity_date,
+        reporting_periods.is_period_total,
+        reporting_surfaces.reporting_surface,
+        prompt_stage_units.stage,
+        prompt_stage_units.is_successful_task,
+        prompt_stage_units.is_instrumented,
+        prompt_stage_units.span_count,
+        prompt_stage_units.latency_ms,
+        prompt_stage_units.tokens,
+        case when prompt_stage_units.is_successful_task then prompt_stage_units.latency_ms end
+            as successful_task_latency_ms,
+        case when prompt_stage_units.is_successful_task then prompt_stage_units.tokens end
+            as successful_task_tokens
+    from prompt_stage_units
+    inner join reporting_surfaces
+        on prompt_stage_units.surface = reporting_surfaces.surface
+    cross join reporting_periods
+
+),
+
+counted as (
+
+    select
+        stage,
+        activity_date,
+        is_period_total,
+        reporting_surface as surface,
+        count(*) as prompt_count,
+        count(case when is_instrumented then 1 end) as instrumented_prompt_count,
+        count(case when span_count > 0 then 1 end) as costed_prompt_count,
+        cast(sum(span_count) as bigint) as span_count,
+        count(case when is_successful_task then 1 end) as successful_task_count,
+        count(case when is_successful_task and is_instrumented then 1 end) as instrumented_successful_task_count,
+        count(case when is_successful_task and span_count > 0 then 1 end) as costed_successful_task_count,
+        sum(latency_ms) as total_latency_ms,
+        sum(latency_ms * latency_ms) as latency_ms_sum_of_squares,
+        {{ lara_percentile_cont('latency_ms', 0.5) }} as p50_latency_ms,
+        {{ lara_percentile_cont('latency_ms', 0.95) }} as p95_latency_ms,
+        sum(tokens) as total_tokens,
+        sum(tokens * tokens) as tokens_sum_of_squares,
+        {{ lara_percentile_cont('tokens', 0.5) }} as p50_tokens,
+        {{ lara_percentile_cont('tokens', 0.95) }} as p95_tokens,
+        sum(successful_task_latency_ms) as successful_task_total_latency_ms,
+        sum(successful_task_latency_ms * successful_task_latency_ms) as successful_task_latency_ms_sum_of_squares,
+        {{ lara_percentile_cont('successful_task_latency_ms', 0.5) }} as successful_task_p50_latency_ms,
+        {{ lara_percentile_cont('successful_task_latency_ms', 0.95) }} as successful_task_p95_latency_ms,
+        sum(successful_task_tokens) as successful_task_total_tokens,
+        sum(successful_task_tokens * successful_task_tokens) as successful_task_tokens_sum_of_squares,
+        {{ lara_percentile_cont('successful_task_tokens', 0.5) }} as successful_task_p50_tokens,
+        {{ lara_percentile_cont('successful_task_tokens', 0.95) }} as successful_task_p95_tokens
+    from units_by_reporting_grain
+    group by stage, activity_date, is_period_total, reporting_surface
+
+),
+
+rated as (
+
+    select
+        stage,
+        activity_date,
+        surface,
+        is_period_total,
+        {{ lara_reporting_grouping_level('is_period_total', 'surface') }} as grouping_level,
+        prompt_count,
+        instrumented_prompt_count,
+        costed_prompt_count,
+        span_count,
+        successful_task_count,
+        instrumented_successful_task_count,
+        costed_successful_task_count,
+        {{ lara_mean_with_counts(
+            'mean_latency_ms', 'total_latency_ms', 'latency_ms_sum_of_squares', 'costed_prompt_count'
+        ) }},
+        p50_latency_ms,
+        p95_latency_ms,
+        {{ lara_mean_with_counts('mean_tokens', 'total_tokens', 'tokens_sum_of_squares', 'costed_prompt_count') }},
+        p50_tokens,
+        p95_tokens,
+        {{ lara_mean_with_counts(
+            'successful_task_mean_latency_ms',
+            'successful_task_total_latency_ms',
+            'successful_task_latency_ms_sum_of_squares',
+            'costed_successful_task_count'
+        ) }},
+        successful_task_p50_latency_ms,
+        successful_task_p95_latency_ms,
+        {{ lara_mean_with_counts(
+            'successful_task_mean_tokens',
+            'successful_task_total_tokens',
+            'successful_task_tokens_sum_of_squares',
+            'costed_successful_task_count'
+        ) }},
+        successful_task_p50_tokens,
+        successful_task_p95_tokens,
+        total_latency_ms as latency_ms_per_successful_task_numerator,
+        instrumented_successful_task_count as latency_ms_per_successful_task_denominator,
+        {{ lara_rate('total_latency_ms', 'instrumented_successful_task_count') }} as latency_ms_per_successful_task,
+        total_tokens as tokens_per_successful_task_numerator,
+        instrumented_successful_task_count as tokens_per_successful_task_denominator,
+        {{ lara_rate('total_tokens', 'instrumented_successful_task_count') }} as tokens_per_successful_task
+    from counted
+
+)
+
+select * from rated

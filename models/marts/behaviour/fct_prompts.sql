@@ -1,0 +1,123 @@
+{#- One row per non-synthetic prompt: Tier 0 routing against its label, the
+    rewrite rule and the rewrite split, and whether a retrieval of it drove
+    an outcome. No free text and no user ids. -#}
+with
+
+prompts as (
+
+    select * from {{ ref('int_prompts_scoped') }}
+    where not is_synthetic
+
+),
+
+prompt_sequences as (
+
+    select * from {{ ref('int_prompt_sequences') }}
+
+),
+
+retrievals as (
+
+    select * from {{ ref('int_retrievals_scoped') }}
+
+),
+
+retrieval_signals as (
+
+    select * from {{ ref('int_retrieval_signals') }}
+
+),
+
+prompt_evidence as (
+
+    select
+        retrievals.prompt_id,
+        min(retrieval_signals.first_use_evidence_at) as first_use_evidence_at,
+        cast(coalesce(sum(retrieval_signals.retrieval_driven_outcome_count), 0) as bigint)
+            as retrieval_driven_outcome_count
+    from retrievals
+    left join retrieval_signals
+        on retrievals.retrieval_id = retrieval_signals.retrieval_id
+    group by retrievals.prompt_id
+
+),
+
+joined as (
+
+    select
+        prompts.prompt_id,
+        prompts.session_guid,
+        prompts.surface,
+        prompts.is_assistant_surface,
+        prompts.prompt_kind,
+        prompts.prompted_at,
+        prompts.prompt_date,
+        prompt_sequences.prompt_sequence,
+        prompts.is_retrieval_turn,
+        prompts.retrieval_count,
+        prompts.is_tier0_labelled,
+        prompts.has_retrieval_intent,
+        prompts.retrieval_intent_count,
+        prompts.is_misrouted,
+        prompt_sequences.is_rewritten,
+        prompt_sequences.rewrite_detection_method,
+        prompt_sequences.next_prompt_id,
+        prompt_sequences.next_prompted_at,
+        prompt_evidence.first_use_evidence_at,
+        coalesce(prompt_evidence.retrieval_driven_outcome_count, 0) as retrieval_driven_outcome_count,
+        prompts.is_goal_labelled,
+        prompts.goal_achieved
+    from prompts
+    inner join prompt_sequences
+        on prompts.prompt_id = prompt_sequences.prompt_id
+    left join prompt_evidence
+        on prompts.prompt_id = prompt_evidence.prompt_id
+
+),
+
+classified as (
+
+    select
+        prompt_id,
+        session_guid,
+        surface,
+        is_assistant_surface,
+        prompt_kind,
+        prompted_at,
+        prompt_date,
+        prompt_sequence,
+        is_retrieval_turn,
+        retrieval_count,
+        is_tier0_labelled,
+        has_retrieval_intent,
+        retrieval_intent_count,
+        is_misrouted,
+        case
+            when is_tier0_labelled then has_retrieval_intent and not is_retrieval_turn
+        end as is_missed_retrieval,
+        case
+            when is_tier0_labelled then retrieval_intent_count >= 2
+        end as is_multi_intent,
+        is_rewritten,
+        rewrite_detection_method,
+        next_prompt_id,
+        next_prompted_at,
+        first_use_evidence_at,
+        coalesce(first_use_evidence_at < next_prompted_at, false) as has_use_evidence_before_next_prompt,
+        case
+            when not is_rewritten then null
+            when
+                is_retrieval_turn
+                and not coalesce(first_use_evidence_at < next_prompted_at, false)
+                then 'search_reformulation'
+            else 'downstream_correction'
+        end as rewrite_class,
+        retrieval_driven_outcome_count,
+        retrieval_driven_outcome_count > 0 as is_successful_task,
+        is_goal_labelled,
+        goal_achieved
+    from joined
+
+)
+
+select * from classified
