@@ -29,8 +29,6 @@ def dbt_env(raw_path: Path, warehouse: Path, extra: Mapping[str, str] | None = N
     env["LARA_DUCKDB_PATH"] = str(warehouse)
     env.setdefault("DBT_PROFILES_DIR", str(project_dir()))
     env.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
-    tmp = warehouse.parent / "tmp"
-    env.setdefault("LARA_DUCKDB_TEMP_DIR", str(tmp))
     if extra:
         env.update(extra)
     return env
