@@ -48,7 +48,7 @@ def _by_variant(summary: dict) -> dict[str, dict]:
 
 
 def test_marts_reproduce_the_realised_statistics(clean_sample, bridge_run):
-    realised = clean_sample.manifest["replay"]["realised"]
+    realised = clean_sample.manifest["planted"]["replay"]["realised"]
     summary = bridge_run["summary"]
     assert summary["status"] == "ok"
     rows = _by_variant(summary)
@@ -75,7 +75,7 @@ def test_marts_reproduce_the_realised_statistics(clean_sample, bridge_run):
 
 
 def test_planted_targets_are_recovered(clean_sample, bridge_run):
-    parameters = clean_sample.manifest["replay"]["parameters"]
+    parameters = clean_sample.manifest["planted"]["replay"]["parameters"]
     rows = _by_variant(bridge_run["summary"])
     for variant, target in (
         ("reader", parameters["replay_rho"]),
