@@ -68,6 +68,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if bridge.get("status") != "ok":
         print(f"   {bridge.get('message', bridge.get('status'))}")
 
+    print("== lara: production analogue (does Tier 1 quality predict use and outcome?)")
+    from lara.production_bridge import run_production_bridge_statistics
+
+    production = run_production_bridge_statistics(warehouse, resamples=args.resamples, seed=0)
+    print(f"   {production.get('message', production.get('status'))}")
+
     print("== lara: data-quality gate (newest partition)")
     from lara.gate.runner import GateError, run_gate
 
