@@ -64,15 +64,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print("== lara: bridge evidence statistics (replay experiments)")
     from lara.bridge import run_bridge_statistics
 
+    # Both statistics steps print their own one-line summary.
     bridge = run_bridge_statistics(warehouse, resamples=args.resamples, seed=0)
-    if bridge.get("status") != "ok":
-        print(f"   {bridge.get('message', bridge.get('status'))}")
 
     print("== lara: production analogue (does Tier 1 quality predict use and outcome?)")
     from lara.production_bridge import run_production_bridge_statistics
 
-    production = run_production_bridge_statistics(warehouse, resamples=args.resamples, seed=0)
-    print(f"   {production.get('message', production.get('status'))}")
+    run_production_bridge_statistics(warehouse, resamples=args.resamples, seed=0)
 
     print("== lara: data-quality gate (newest partition)")
     from lara.gate.runner import GateError, run_gate
