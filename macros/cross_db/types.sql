@@ -90,12 +90,3 @@
     {%- endfor -%}
     ))
 {%- endmacro %}
-
-
-{% macro lara_regexp_extract(expression, pattern, group=1) %}
-    {{ return(adapter.dispatch('lara_regexp_extract', 'lara')(expression, pattern, group)) }}
-{% endmacro %}
-
-{% macro default__lara_regexp_extract(expression, pattern, group) -%}
-    regexp_extract({{ expression }}, '{{ pattern }}', {{ group }})
-{%- endmacro %}

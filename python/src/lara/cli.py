@@ -12,6 +12,11 @@ from pathlib import Path
 from lara import __version__
 from lara.paths import default_sample_dir, project_dir, warehouse_path
 
+# Exit codes of `lara run` (documented in docs/scheduling.md).
+EXIT_OK = 0
+EXIT_BUILD_FAILED = 1  # dbt build or docs failed, or the raw folder is missing
+EXIT_GATE_FAILED = 2  # the build succeeded but the data-quality gate failed
+
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     from lara.generate import GeneratorConfig, generate
@@ -45,7 +50,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"== lara: building on LARA_RAW_PATH={raw_path} (nothing generated)")
         if not raw_path.is_dir():
             print(f"lara: LARA_RAW_PATH {raw_path} is not a folder", file=sys.stderr)
-            return 2
+            return EXIT_BUILD_FAILED
     else:
         raw_path = default_sample_dir()
         print(
@@ -58,8 +63,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"== lara: dbt build into {warehouse}")
     build = run_dbt(["build"], raw_path, warehouse)
     if build.returncode != 0:
-        print("lara: dbt build failed (see the log above and logs/dbt.log)", file=sys.stderr)
-        return build.returncode
+        print(
+            f"lara: dbt build failed (dbt exit code {build.returncode}; "
+            "see the log above and logs/dbt.log)",
+            file=sys.stderr,
+        )
+        return EXIT_BUILD_FAILED
 
     print("== lara: bridge evidence statistics (replay experiments)")
     from lara.bridge import run_bridge_statistics
@@ -84,8 +93,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
         gate, gate_code = None, 2
         print(f"   the gate could not run: {error}", file=sys.stderr)
 
+    print("== lara: documentation (dbt docs generate)")
+    from lara.docs_coverage import generate_docs
+
+    docs = generate_docs(raw_path, warehouse)
+    if docs.returncode != 0:
+        print("lara: dbt docs generate failed", file=sys.stderr)
+        return EXIT_BUILD_FAILED
+
+    print("== lara: exports for BI tools and the dashboard")
+    from lara.export import export_marts
+    from lara.report import build_dashboard
+
+    exports_dir = project_dir() / "exports"
+    exported = export_marts(warehouse, exports_dir)
+    dashboard = build_dashboard(
+        warehouse,
+        project_dir() / "reports" / "dashboard.html",
+        gate.results_path if gate is not None else None,
+        Path(bridge["plot"]) if bridge.get("plot") else None,
+    )
+
     print("== lara: done. Outputs:")
     print(f"   warehouse (DuckDB): {warehouse}")
+    print(f"   dashboard:          {dashboard}")
+    print(f"   exports (Parquet):  {exports_dir} ({len(exported)} files, see _index.json)")
+    print(f"   dbt docs:           {project_dir() / 'target' / 'static_index.html'}")
     if gate is not None:
         print(f"   gate results:       {gate.results_path}")
         if gate.data_docs_index:
@@ -94,8 +127,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"   CTU vs SRU plot:    {bridge['plot']}")
     print(f"   raw logs read:      {raw_path}")
     print(f"   dbt artifacts:      {project_dir() / 'target'}")
-    # Warnings are printed, not fatal; a failed gate fails the run for the scheduler.
-    return 2 if gate_code == 2 else 0
+    # Gate warnings are printed, not fatal; a failed gate fails the run for the scheduler.
+    return EXIT_GATE_FAILED if gate_code == 2 else EXIT_OK
 
 
 def _cmd_bridge(args: argparse.Namespace) -> int:
@@ -150,6 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="data-quality gate (Great Expectations) on the raw logs")
     add_gate_arguments(check)
     check.set_defaults(func=gate_main)
+
+    from lara.export import add_export_arguments
+    from lara.report.cli import add_report_arguments
+
+    add_export_arguments(sub.add_parser("export", help="public marts as Parquet for BI tools"))
+    add_report_arguments(sub.add_parser("report", help="the static HTML dashboard"))
 
     from lara.ingest import add_ingest_arguments
     from lara.labels import add_label_import_arguments, add_label_sample_arguments
