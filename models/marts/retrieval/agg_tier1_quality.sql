@@ -5,46 +5,12 @@
 
 with
 
-retrievals as (
-
-    select
-        retrieval_id,
-        retrieval_date,
-        surface,
-        retrieval_role,
-        is_synthetic,
-        is_misrouted
-    from {{ ref('int_retrievals_scoped') }}
-
-),
-
-retrieval_facts as (
-
-    select * from {{ ref('fct_retrievals') }}
-
-),
-
+{# Every logged retrieval with its scope flags and its Tier facts. #}
 scoped as (
 
-    select
-        retrievals.retrieval_date,
-        retrievals.surface,
-        retrievals.retrieval_role,
-        retrievals.is_synthetic,
-        not retrievals.is_synthetic and retrievals.is_misrouted as is_excluded_misrouted,
-        coalesce(retrieval_facts.is_in_tier_scope, false) as is_in_scope,
-        retrieval_facts.is_empty,
-        retrieval_facts.is_labelled,
-        retrieval_facts.precision_at_1,
-        retrieval_facts.precision_at_k,
-        retrieval_facts.ndcg_at_k,
-        retrieval_facts.label_coverage_at_k,
-        retrieval_facts.is_tier1_good,
-        retrieval_facts.is_displayed,
-        retrieval_facts.click_count
-    from retrievals
-    left join retrieval_facts
-        on retrievals.retrieval_id = retrieval_facts.retrieval_id
+    {{ lara_scoped_retrieval_facts(
+        ['is_empty', 'is_labelled', 'precision_at_1', 'precision_at_k', 'ndcg_at_k', 'label_coverage_at_k', 'is_tier1_good', 'is_displayed', 'click_count']
+    ) }}
 
 ),
 

@@ -16,46 +16,17 @@
 
 with
 
-retrievals as (
-
-    select
-        retrieval_id,
-        retrieval_date,
-        surface,
-        retrieval_role,
-        is_synthetic,
-        is_misrouted
-    from {{ ref('int_retrievals_scoped') }}
-
-),
-
-retrieval_facts as (
-
-    select * from {{ ref('fct_retrievals') }}
-
-),
-
+{# Every logged retrieval with its scope flags and its Tier facts. #}
 scoped as (
 
-    select
-        retrievals.retrieval_date,
-        retrievals.surface,
-        retrievals.retrieval_role,
-        retrievals.is_synthetic,
-        not retrievals.is_synthetic and retrievals.is_misrouted as is_excluded_misrouted,
-        coalesce(retrieval_facts.is_in_tier_scope, false) as is_in_scope,
-        retrievals.retrieval_role in {{ lara_quoted_list(var('orf_substitution_roles')) }} as is_substitution_role,
-        retrieval_facts.has_genuine_positive,
-        retrieval_facts.has_agent_consumption,
-        retrieval_facts.has_observable_failure,
-        retrieval_facts.has_reject_failure,
-        retrieval_facts.has_research_failure,
-        retrieval_facts.has_substitution_failure,
-        retrieval_facts.is_unobserved,
-        retrieval_facts.has_downstream_correction
-    from retrievals
-    left join retrieval_facts
-        on retrievals.retrieval_id = retrieval_facts.retrieval_id
+    {{ lara_scoped_retrieval_facts(
+        [
+            'has_genuine_positive', 'has_agent_consumption', 'has_observable_failure',
+            'has_reject_failure', 'has_research_failure', 'has_substitution_failure',
+            'is_unobserved', 'has_downstream_correction',
+        ],
+        [['is_substitution_role', 'retrievals.retrieval_role in ' ~ lara_quoted_list(var('orf_substitution_roles'))]]
+    ) }}
 
 ),
 

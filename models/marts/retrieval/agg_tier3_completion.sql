@@ -6,44 +6,15 @@
 
 with
 
-retrievals as (
-
-    select
-        retrieval_id,
-        prompt_id,
-        retrieval_date,
-        surface,
-        retrieval_role,
-        is_synthetic,
-        is_misrouted
-    from {{ ref('int_retrievals_scoped') }}
-
-),
-
-retrieval_facts as (
-
-    select * from {{ ref('fct_retrievals') }}
-
-),
-
+{# Every logged retrieval with its scope flags and its Tier facts. #}
 scoped as (
 
-    select
-        retrievals.prompt_id,
-        retrievals.retrieval_date,
-        retrievals.surface,
-        retrievals.retrieval_role,
-        retrievals.is_synthetic,
-        not retrievals.is_synthetic and retrievals.is_misrouted as is_excluded_misrouted,
-        coalesce(retrieval_facts.is_in_tier_scope, false) as is_in_scope,
-        retrieval_facts.has_retrieval_driven_outcome,
-        retrieval_facts.retrieval_driven_outcome_count,
-        retrieval_facts.cross_session_outcome_count,
-        coalesce(retrieval_facts.is_goal_labelled, false) as is_goal_labelled,
-        retrieval_facts.goal_achieved
-    from retrievals
-    left join retrieval_facts
-        on retrievals.retrieval_id = retrieval_facts.retrieval_id
+    {{ lara_scoped_retrieval_facts(
+        [
+            'has_retrieval_driven_outcome', 'retrieval_driven_outcome_count', 'cross_session_outcome_count',
+            ['is_goal_labelled', 'coalesce(retrieval_facts.is_goal_labelled, false)'], 'goal_achieved',
+        ]
+    ) }}
 
 ),
 
