@@ -16,12 +16,13 @@ SAMPLE_SESSIONS ?= 20000
 SAMPLE_DAYS ?= 14
 SAMPLE_SEED ?= 7
 
-.PHONY: help setup run test lint format test-python test-dbt clean
+.PHONY: help setup run test lint lint-sql format bench clean
 
 help:
 	@echo "make run    set up, then generate the sample (unless LARA_RAW_PATH is set) and build everything"
 	@echo "make test   set up, then run every test (pytest, dbt unit and data tests, sqlfluff, ruff)"
 	@echo "make lint   sqlfluff (dbt templater) and ruff only"
+	@echo "make bench  benchmark (not part of make test): writes docs/benchmarks.md"
 	@echo "make clean  remove the warehouse, target/ and the generated sample"
 
 setup: $(STAMP)
@@ -54,6 +55,11 @@ lint-sql: setup
 	@test -d $(LINT_RAW)/prompts || $(BIN)/lara generate --sessions 200 --days 2 --seed 1 --out $(LINT_RAW) --quiet
 	LARA_RAW_PATH=$(CURDIR)/$(LINT_RAW) LARA_DUCKDB_PATH=$(CURDIR)/target/lint.duckdb \
 		$(BIN)/sqlfluff lint models macros analyses tests --processes 2
+
+# Speed and memory: generates logs of increasing size and writes
+# docs/benchmarks.md (takes tens of minutes; not part of `make test`).
+bench: setup
+	$(BIN)/lara bench
 
 format: setup
 	$(BIN)/ruff format python

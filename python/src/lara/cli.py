@@ -190,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_export_arguments(sub.add_parser("export", help="public marts as Parquet for BI tools"))
     add_report_arguments(sub.add_parser("report", help="the static HTML dashboard"))
 
+    from lara.bench import add_bench_arguments, bench_main
+
+    bench = sub.add_parser("bench", help="benchmark: dbt build vs a hand-written reference")
+    add_bench_arguments(bench)
+    bench.set_defaults(func=bench_main)
+
     from lara.ingest import add_ingest_arguments
     from lara.labels import add_label_import_arguments, add_label_sample_arguments
 
