@@ -37,8 +37,8 @@ from lara.ingest.attributes import (
     OI_USER_ID,
 )
 from lara.ingest.config import IngestConfig
-from lara.ingest.run import ingest_extracted
-from lara.ingest.spans import get_attr, indexed, read_spans
+from lara.ingest.run import ingest_spans
+from lara.ingest.spans import get_attr, indexed
 from lara.ingest.tables import (
     EVALUATION_COLUMNS,
     REFERENCE_COLUMNS,
@@ -49,7 +49,6 @@ from lara.ingest.tables import (
     as_bool,
     as_text,
     empty_frame,
-    read_evaluations,
     reference_tokens,
 )
 
@@ -129,17 +128,4 @@ def ingest_openinference(
 
     Returns the rows written per table (a dict) with `.diagnostics` and `.partitions`.
     """
-    config = config or IngestConfig()
-    span_set = read_spans(Path(src))
-    extracted = extract_openinference(
-        span_set.frame, config, read_evaluations(evaluations) if evaluations else None
-    )
-    extracted.diagnostics.update(
-        {
-            "files_read": len(span_set.files),
-            "spans_read": len(span_set.frame),
-            "duplicate_spans_dropped": span_set.dropped_duplicates,
-            "spans_without_id_dropped": span_set.dropped_without_id,
-        }
-    )
-    return ingest_extracted(extracted, Path(out), config)
+    return ingest_spans(extract_openinference, src, out, config, evaluations)

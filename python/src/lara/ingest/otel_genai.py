@@ -49,8 +49,8 @@ from lara.ingest.attributes import (
     USER_ID,
 )
 from lara.ingest.config import IngestConfig
-from lara.ingest.run import ingest_extracted
-from lara.ingest.spans import get_attr, indexed, parse_json_value, read_spans
+from lara.ingest.run import ingest_spans
+from lara.ingest.spans import get_attr, indexed, parse_json_value
 from lara.ingest.tables import (
     EVALUATION_COLUMNS,
     REFERENCE_COLUMNS,
@@ -60,7 +60,6 @@ from lara.ingest.tables import (
     IngestReport,
     as_bool,
     as_text,
-    read_evaluations,
     reference_tokens,
 )
 
@@ -231,17 +230,4 @@ def ingest_otel_genai(
 
     Returns the rows written per table (a dict) with `.diagnostics` and `.partitions`.
     """
-    config = config or IngestConfig()
-    span_set = read_spans(Path(src))
-    extracted = extract_otel_genai(
-        span_set.frame, config, read_evaluations(evaluations) if evaluations else None
-    )
-    extracted.diagnostics.update(
-        {
-            "files_read": len(span_set.files),
-            "spans_read": len(span_set.frame),
-            "duplicate_spans_dropped": span_set.dropped_duplicates,
-            "spans_without_id_dropped": span_set.dropped_without_id,
-        }
-    )
-    return ingest_extracted(extracted, Path(out), config)
+    return ingest_spans(extract_otel_genai, src, out, config, evaluations)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pandas as pd
 
 from lara.ingest.config import IngestConfig
+from lara.ingest.spans import read_spans
 from lara.ingest.tables import (
     Extracted,
     IngestReport,
@@ -17,6 +19,7 @@ from lara.ingest.tables import (
     build_relevance_labels,
     build_retrievals,
     explode_assets,
+    read_evaluations,
     retrieval_documents,
 )
 from lara.ingest.writer import contract, write_empty_parquet, write_parquet_partitions
@@ -89,3 +92,32 @@ def ingest_extracted(extracted: Extracted, out: Path, config: IngestConfig) -> I
     counts = {name: len(frame) for name, frame in tables.items()}
     logger.info("lara ingest: wrote %s to %s (%s)", counts, out, diagnostics)
     return IngestReport(counts, diagnostics, partitions)
+
+
+def ingest_spans(
+    extract: Callable[[pd.DataFrame, IngestConfig, pd.DataFrame | None], Extracted],
+    src: Path,
+    out: Path,
+    config: IngestConfig | None = None,
+    evaluations: Iterable[Path] = (),
+) -> IngestReport:
+    """Read a span export under `src`, extract with `extract`, write contract tables.
+
+    Shared by the OpenInference and OpenTelemetry GenAI adapters; adds the
+    reading diagnostics (files, spans, dropped spans) to the report.
+    """
+    config = config or IngestConfig()
+    span_set = read_spans(Path(src))
+    evaluations = list(evaluations)
+    extracted = extract(
+        span_set.frame, config, read_evaluations(evaluations) if evaluations else None
+    )
+    extracted.diagnostics.update(
+        {
+            "files_read": len(span_set.files),
+            "spans_read": len(span_set.frame),
+            "duplicate_spans_dropped": span_set.dropped_duplicates,
+            "spans_without_id_dropped": span_set.dropped_without_id,
+        }
+    )
+    return ingest_extracted(extracted, Path(out), config)
