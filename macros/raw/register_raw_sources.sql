@@ -55,51 +55,117 @@
     {%- set raw_schema = var('lara_raw_schema', 'lara_raw') -%}
     {%- set statements = ['create schema if not exists ' ~ raw_schema] -%}
     {%- for node in lara_contract_tables() -%}
-        {%- set table_glob = root ~ '/' ~ node.name ~ '/dt=*/*' -%}
-        {%- set found = run_query(
-            "select file from glob('" ~ table_glob ~ "') order by file"
-        ) -%}
-        {%- set parquet_files = [] -%}
-        {%- set json_files = [] -%}
-        {%- for row in found.rows -%}
-            {%- set path = row[0] -%}
-            {%- set base = path.split('/')[-1] -%}
-            {%- if base.startswith('_') or base.startswith('.') -%}
-                {#- Hadoop/Spark markers such as _SUCCESS: not data. -#}
-            {%- elif base.endswith('.parquet') -%}
-                {%- do parquet_files.append(path) -%}
-            {%- elif base.endswith('.jsonl') or base.endswith('.jsonl.gz') -%}
-                {%- do json_files.append(path) -%}
-            {%- else -%}
-                {{ exceptions.raise_compiler_error(
-                    "lara: unsupported file '" ~ path ~ "' in table '" ~ node.name
-                    ~ "': expected *.parquet, *.jsonl or *.jsonl.gz") }}
-            {%- endif -%}
-        {%- endfor -%}
-        {%- if not parquet_files and not json_files and node.required_table -%}
+        {%- set files = lara_raw_files(node) -%}
+        {%- if not files.parquet and not files.json and node.required_table -%}
             {{ exceptions.raise_compiler_error(
                 "lara: required table '" ~ node.name ~ "' has no files: looked for "
                 ~ root ~ "/" ~ node.name ~ "/dt=YYYY-MM-DD/*.parquet|*.jsonl|*.jsonl.gz"
                 ~ " (set LARA_RAW_PATH to the folder that holds the log tables)") }}
         {%- endif -%}
-        {%- set parts = [] -%}
-        {%- if parquet_files -%}
-            {%- do parts.append(lara_raw_parquet_select(node, parquet_files)) -%}
-        {%- endif -%}
-        {%- if json_files -%}
-            {%- do parts.append(lara_raw_json_select(node, json_files)) -%}
-        {%- endif -%}
-        {%- if not parts -%}
-            {%- do parts.append(lara_raw_empty_select(node)) -%}
-        {%- endif -%}
         {%- do statements.append(
             'create or replace view ' ~ raw_schema ~ '.' ~ node.name ~ ' as\n'
-            ~ (parts | join('\nunion all\n'))
+            ~ lara_raw_union_select(node, files.parquet, files.json)
         ) -%}
-        {%- do log('lara: ' ~ node.name ~ ': ' ~ (parquet_files | length) ~ ' parquet, '
-            ~ (json_files | length) ~ ' json lines file(s) under ' ~ root, info=false) -%}
+        {%- do log('lara: ' ~ node.name ~ ': ' ~ (files.parquet | length) ~ ' parquet, '
+            ~ (files.json | length) ~ ' json lines file(s) under ' ~ root, info=false) -%}
     {%- endfor -%}
     {{ return(statements | join(';\n') ~ ';') }}
+{% endmacro %}
+
+
+{% macro lara_raw_files(node) %}
+    {#- The data files of one contract table: {'parquet': [...], 'json': [...]},
+        sorted by path. Stops on a file of an unsupported kind. -#}
+    {%- set table_glob = lara_raw_root() ~ '/' ~ node.name ~ '/dt=*/*' -%}
+    {%- set found = run_query("select file from glob('" ~ table_glob ~ "') order by file") -%}
+    {%- set files = {'parquet': [], 'json': []} -%}
+    {%- for row in found.rows -%}
+        {%- set path = row[0] -%}
+        {%- set base = path.split('/')[-1] -%}
+        {%- if base.startswith('_') or base.startswith('.') -%}
+            {#- Hadoop/Spark markers such as _SUCCESS: not data. -#}
+        {%- elif base.endswith('.parquet') -%}
+            {%- do files.parquet.append(path) -%}
+        {%- elif base.endswith('.jsonl') or base.endswith('.jsonl.gz') -%}
+            {%- do files.json.append(path) -%}
+        {%- else -%}
+            {{ exceptions.raise_compiler_error(
+                "lara: unsupported file '" ~ path ~ "' in table '" ~ node.name
+                ~ "': expected *.parquet, *.jsonl or *.jsonl.gz") }}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(files) }}
+{% endmacro %}
+
+
+{% macro lara_raw_union_select(node, parquet_files, json_files) %}
+    {%- set parts = [] -%}
+    {%- if parquet_files -%}
+        {%- do parts.append(lara_raw_parquet_select(node, parquet_files)) -%}
+    {%- endif -%}
+    {%- if json_files -%}
+        {%- do parts.append(lara_raw_json_select(node, json_files)) -%}
+    {%- endif -%}
+    {%- if not parts -%}
+        {%- do parts.append(lara_raw_empty_select(node)) -%}
+    {%- endif -%}
+    {{ return(parts | join('\nunion all\n')) }}
+{% endmacro %}
+
+
+{#
+    lara_raw_pending_select(table_name, relation): the raw rows an incremental
+    run of base model `relation` must (re)read, with the columns of the raw
+    view: every file of each *pending* partition. A partition is pending when
+    it holds a file the table has not loaded yet (a new day, or a late file
+    dropped into an old day), or when it is one of the last
+    `lara_lookback_days` days loaded (files still being appended to). Other
+    partitions are not read at all.
+#}
+{% macro lara_raw_pending_select(table_name, relation) %}
+    {{ return(adapter.dispatch('lara_raw_pending_select', 'lara')(table_name, relation)) }}
+{% endmacro %}
+
+
+{% macro default__lara_raw_pending_select(table_name, relation) %}
+    select * from {{ source('lara_raw', table_name) }}
+{% endmacro %}
+
+
+{% macro duckdb__lara_raw_pending_select(table_name, relation) %}
+    {%- set node = (lara_contract_tables() | selectattr('name', 'equalto', table_name) | first) -%}
+    {%- if not execute -%}{{ return(lara_raw_empty_select(node)) }}{%- endif -%}
+    {%- set files = lara_raw_files(node) -%}
+    {%- set loaded = run_query(
+        "select distinct _source_file from " ~ relation
+    ).columns[0].values() -%}
+    {%- set latest = run_query(
+        "select cast(max(_partition_date) as varchar) from " ~ relation
+    ).columns[0].values()[0] -%}
+    {%- set lookback = var('lara_lookback_days') | int -%}
+    {%- set cutoff = (modules.datetime.date.fromisoformat(latest)
+        - modules.datetime.timedelta(days=lookback)).isoformat() if latest else '' -%}
+    {%- set pending = [] -%}
+    {%- for path in files.parquet + files.json -%}
+        {%- set partition = lara_partition_of(path) -%}
+        {%- set is_recent = cutoff and partition[:4].isdigit() and partition >= cutoff -%}
+        {%- if path not in loaded or is_recent -%}
+            {%- do pending.append(partition) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set parquet = [] -%}
+    {%- set json = [] -%}
+    {%- for path in files.parquet if lara_partition_of(path) in pending -%}{%- do parquet.append(path) -%}{%- endfor -%}
+    {%- for path in files.json if lara_partition_of(path) in pending -%}{%- do json.append(path) -%}{%- endfor -%}
+    {%- do log('lara: ' ~ table_name ~ ': incremental run reads ' ~ ((parquet | length) + (json | length))
+        ~ ' file(s) in ' ~ (pending | unique | list | length) ~ ' pending partition(s)', info=true) -%}
+    {{ return(lara_raw_union_select(node, parquet, json)) }}
+{% endmacro %}
+
+
+{% macro lara_partition_of(path) %}
+    {#- The dt= value of a raw file's partition folder. -#}
+    {{ return(path.split('/dt=')[-1].split('/')[0]) }}
 {% endmacro %}
 
 

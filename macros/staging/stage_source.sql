@@ -23,6 +23,20 @@
                                trusted over another)
     Exact duplicates are judged on the typed, normalised values, so the same
     row delivered once as Parquet and once as JSON is a duplicate too.
+
+    Incremental runs (the base models are incremental, delete+insert on
+    `_dedup_key`): only the raw files of *pending* partitions are read
+    (`lara_raw_pending_select`: partitions holding a file the table has not
+    seen, plus the last `lara_lookback_days` processed partitions). Rows
+    already in the table whose key occurs in the batch are re-judged with
+    it, so a conflicting version arriving days later quarantines the old
+    version too, exactly as a full refresh would. `_dedup_key` is
+    `key:<record key>` for rows that passed the checks (all versions of a
+    key are replaced together) and `row:<file>:<line>` for rows that failed
+    one. `_lara_loaded_at` is when the row's status or content last changed
+    (a re-read, unchanged row keeps its old time): downstream incremental
+    models recompute the sessions touched by rows loaded after their own
+    watermark.
 #}
 {% macro lara_stage_source(table_name) %}
     {%- set spec = lara_contract()[table_name] -%}
@@ -34,7 +48,11 @@ with
 
 source as (
 
+    {% if is_incremental() -%}
+    {{ lara_raw_pending_select(table_name, this) }}
+    {%- else -%}
     select * from {{ source('lara_raw', table_name) }}
+    {%- endif %}
 
 ),
 
@@ -69,7 +87,7 @@ validated as (
 
 ),
 
-delivered as (
+delivered as {% if is_incremental() %}{{ lara_materialized_cte() }} {% endif %}(
 
     select
         *,
@@ -83,6 +101,56 @@ delivered as (
 
 ),
 
+{% if is_incremental() -%}
+{#- Rows already loaded from other partitions whose key is in this batch:
+    re-judged together with the batch. -#}
+delivered_earlier as (
+
+    select
+        _source_format,
+        _source_file,
+        _source_line,
+        _partition_value,
+        true as _is_parseable,
+        _raw_row,
+        _partition_date,
+        {%- for column in columns %}
+        {{ column.name }},
+        {%- endfor %}
+        cast(null as varchar) as _failed_check,
+        _row_hash,
+        _record_key
+    from {{ this }}
+    where
+        _dedup_key in (
+            select 'key:' || _record_key from delivered where _failed_check is null
+        )
+        and _partition_value not in (select distinct _partition_value from delivered)
+
+),
+
+judged as (
+
+    select
+        _source_format, _source_file, _source_line, _partition_value, _is_parseable, _raw_row,
+        _partition_date,
+        {%- for column in columns %}
+        {{ column.name }},
+        {%- endfor %}
+        _failed_check, _row_hash, _record_key
+    from delivered
+    union all
+    select * from delivered_earlier
+
+),
+{%- else -%}
+judged as (
+
+    select * from delivered
+
+),
+{%- endif %}
+
 ranked as (
 
     select
@@ -94,7 +162,7 @@ ranked as (
                     order by _partition_value, _source_file, _source_line
                 )
         end as _delivery_rank
-    from delivered
+    from judged
 
 ),
 
@@ -133,6 +201,10 @@ final as (
         end as _quarantine_column,
         _record_key,
         _row_hash,
+        case
+            when _failed_check is null then 'key:' || _record_key
+            else 'row:' || _source_file || ':' || cast(_source_line as varchar)
+        end as _dedup_key,
         _source_format,
         _source_file,
         _source_line,
@@ -140,9 +212,32 @@ final as (
         _raw_row
     from versions
 
+),
+
+loaded as (
+
+    select
+        final.*,
+        {% if is_incremental() -%}
+        {#- An unchanged re-read row keeps the time it was first loaded. -#}
+        coalesce(
+            existing._lara_loaded_at, {{ lara_run_started_at() }}
+        ) as _lara_loaded_at
+    from final
+    left join {{ this }} as existing
+        on final._source_file = existing._source_file
+        and final._source_line = existing._source_line
+        and final._row_hash is not distinct from existing._row_hash
+        and final._row_status = existing._row_status
+        and final._quarantine_reason is not distinct from existing._quarantine_reason
+        {%- else %}
+        {{ lara_run_started_at() }} as _lara_loaded_at
+    from final
+        {%- endif %}
+
 )
 
-select * from final
+select * from loaded
 {% endmacro %}
 
 

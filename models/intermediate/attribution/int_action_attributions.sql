@@ -3,10 +3,42 @@
     temporal. Unattributed actions have no row. Synthetic traffic is kept
     and flagged (public marts drop it). A table, not a view: every Tier 2-3
     model and the behaviour marts read it, and its window sorts over all
-    actions should run once per build. -#}
-{{ config(materialized='table') }}
+    actions should run once per build.
+
+    Incremental (strategy lara_replace_sessions, macros/incremental): a run
+    recomputes the actions of the affected sessions, reading as context
+    every action of the documents they touched and every retrieval of
+    their sessions or named by a context action. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    lara_session_column='action_session_guid',
+    on_schema_change='fail'
+) }}
 
 with
+
+{{ lara_affected_sessions_cte() }}
+
+scoped_actions as (
+
+    select * from {{ ref('int_actions_scoped') }}
+
+),
+
+context_actions as (
+
+    select * from scoped_actions
+    {%- if is_incremental() %}
+    where
+        {{ lara_in_affected_sessions('session_guid') }}
+        or document_id in (
+            select document_id from scoped_actions
+            where {{ lara_in_affected_sessions('session_guid') }}
+        )
+    {%- endif %}
+
+),
 
 actions as (
 
@@ -23,7 +55,7 @@ actions as (
         action_date,
         is_outcome_type,
         is_synthetic
-    from {{ ref('int_actions_scoped') }}
+    from context_actions
 
 ),
 
@@ -36,6 +68,11 @@ retrievals as (
         retrieved_at,
         is_synthetic
     from {{ ref('int_retrievals_scoped') }}
+    {%- if is_incremental() %}
+    where
+        {{ lara_in_affected_sessions('session_guid') }}
+        or retrieval_id in (select source_retrieval_id from context_actions)
+    {%- endif %}
 
 ),
 
@@ -46,6 +83,9 @@ retrieval_assets as (
         asset_id,
         asset_rank
     from {{ ref('int_retrieval_assets') }}
+    {%- if is_incremental() %}
+    where retrieval_id in (select retrieval_id from retrievals)
+    {%- endif %}
 
 ),
 
@@ -256,10 +296,12 @@ final as (
         end as is_temporal_agreement,
         ranked.is_synthetic as is_action_synthetic,
         retrievals.is_synthetic as is_retrieval_synthetic,
-        ranked.is_synthetic or retrievals.is_synthetic as is_synthetic
+        ranked.is_synthetic or retrievals.is_synthetic as is_synthetic,
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from ranked
     inner join retrievals
         on ranked.retrieval_id = retrievals.retrieval_id
+    where {{ lara_in_affected_sessions('ranked.session_guid') }}
 
 )
 

@@ -1,10 +1,22 @@
 {#- One row per retrieval (synthetic included, flagged): the Tier 2 flags and
     Tier 3 counts of metrics.md, from the attributions of non-synthetic
     actions. A table, not a view: fct_retrievals, the aggregates and the
-    behaviour marts read it. -#}
-{{ config(materialized='table') }}
+    behaviour marts read it.
+
+    Incremental (strategy lara_replace_sessions, macros/incremental): a run
+    recomputes the retrievals of the affected sessions, with every
+    attribution that credits them (int_action_attributions is complete by
+    then) and every attribution of their sessions' actions. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    lara_local_tables=['prompt_labels'],
+    on_schema_change='fail'
+) }}
 
 with
+
+{{ lara_affected_sessions_cte() }}
 
 retrievals as (
 
@@ -18,13 +30,19 @@ retrievals as (
         is_synthetic,
         is_in_tier_scope
     from {{ ref('int_retrievals_scoped') }}
+    where {{ lara_in_affected_sessions('session_guid') }}
 
 ),
 
 attributions as (
 
     select * from {{ ref('int_action_attributions') }}
-    where not is_action_synthetic
+    where
+        not is_action_synthetic
+        and (
+            {{ lara_in_affected_sessions('retrieval_session_guid') }}
+            or {{ lara_in_affected_sessions('action_session_guid') }}
+        )
 
 ),
 
@@ -38,7 +56,7 @@ actions as (
         consumed_asset_id,
         acted_at
     from {{ ref('int_actions_scoped') }}
-    where not is_synthetic
+    where not is_synthetic and {{ lara_in_affected_sessions('session_guid') }}
 
 ),
 
@@ -48,6 +66,9 @@ retrieval_assets as (
         retrieval_id,
         asset_id
     from {{ ref('int_retrieval_assets') }}
+    {%- if is_incremental() %}
+    where retrieval_id in (select retrieval_id from retrievals)
+    {%- endif %}
 
 ),
 
@@ -61,6 +82,7 @@ prompt_sequences as (
         next_prompt_id,
         is_rewritten
     from {{ ref('int_prompt_sequences') }}
+    where {{ lara_in_affected_sessions('session_guid') }}
 
 ),
 
@@ -338,6 +360,7 @@ flagged as (
 
     select
         retrievals.retrieval_id,
+        retrievals.session_guid,
         retrievals.is_synthetic,
         retrievals.is_in_tier_scope,
         evidence.first_genuine_positive_at is not null as has_genuine_positive,
@@ -401,7 +424,9 @@ final as (
         retrieval_driven_outcome_count,
         cross_session_outcome_count,
         is_synthetic,
-        is_in_tier_scope
+        is_in_tier_scope,
+        session_guid,
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from flagged
 
 )

@@ -1,30 +1,45 @@
 {#- One row per non-synthetic prompt: Tier 0 routing against its label, the
     rewrite rule and the rewrite split, and whether a retrieval of it drove
-    an outcome. No free text and no user ids. -#}
+    an outcome. No free text and no user ids. 
+
+    Incremental (strategy lara_replace_sessions, macros/incremental): a run
+    recomputes the rows of the affected sessions only. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    lara_local_tables=['prompt_labels', 'goal_labels'],
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_affected_sessions_cte() }}
 
 prompts as (
 
     select * from {{ ref('int_prompts_scoped') }}
-    where not is_synthetic
+    where not is_synthetic and {{ lara_in_affected_sessions('session_guid') }}
 
 ),
 
 prompt_sequences as (
 
     select * from {{ ref('int_prompt_sequences') }}
+    where {{ lara_in_affected_sessions('session_guid') }}
 
 ),
 
 retrievals as (
 
     select * from {{ ref('int_retrievals_scoped') }}
+    where {{ lara_in_affected_sessions('session_guid') }}
 
 ),
 
 retrieval_signals as (
 
     select * from {{ ref('int_retrieval_signals') }}
+    where {{ lara_in_affected_sessions('session_guid') }}
 
 ),
 
@@ -120,4 +135,7 @@ classified as (
 
 )
 
-select * from classified
+select
+    *,
+    {{ lara_run_started_at() }} as _lara_loaded_at
+from classified

@@ -1,11 +1,22 @@
 {#- One row per non-synthetic session (prompt sessions and action-only
-    sessions), with the naive and the lineage-corrected abandonment flags. -#}
+    sessions), with the naive and the lineage-corrected abandonment flags. 
+
+    Incremental (strategy lara_replace_sessions, macros/incremental): a run
+    recomputes the rows of the affected sessions only. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_affected_sessions_cte() }}
 
 sessions as (
 
     select * from {{ ref('int_sessions_summarised') }}
-    where not is_synthetic
+    where not is_synthetic and {{ lara_in_affected_sessions('session_guid') }}
 
 ),
 
@@ -46,4 +57,7 @@ flagged as (
 
 )
 
-select * from flagged
+select
+    *,
+    {{ lara_run_started_at() }} as _lara_loaded_at
+from flagged

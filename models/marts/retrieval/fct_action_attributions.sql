@@ -1,12 +1,25 @@
 {#- One row per (action, credited retrieval) of non-synthetic traffic: the
     public face of int_action_attributions with the credited retrieval's
-    day, surface and role and the consumed asset's display position. -#}
+    day, surface and role and the consumed asset's display position. 
+
+    Incremental (strategy lara_replace_sessions, macros/incremental): a run
+    recomputes the rows of the affected sessions only. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    lara_lineage_tables=['prompts', 'actions', 'retrievals', 'prompt_labels'],
+    lara_session_column='action_session_guid',
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_affected_sessions_cte() }}
 
 attributions as (
 
     select * from {{ ref('int_action_attributions') }}
-    where not is_synthetic
+    where not is_synthetic and {{ lara_in_affected_sessions('action_session_guid') }}
 
 ),
 
@@ -20,12 +33,18 @@ retrievals as (
         is_misrouted,
         displayed_asset_ids
     from {{ ref('int_retrievals_scoped') }}
+    {%- if is_incremental() %}
+    where retrieval_id in (select retrieval_id from attributions)
+    {%- endif %}
 
 ),
 
 display_positions as (
 
     select * from {{ ref('int_retrieval_display_positions') }}
+    {%- if is_incremental() %}
+    where retrieval_id in (select retrieval_id from attributions)
+    {%- endif %}
 
 ),
 
@@ -70,4 +89,7 @@ joined as (
 
 )
 
-select * from joined
+select
+    *,
+    {{ lara_run_started_at() }} as _lara_loaded_at
+from joined

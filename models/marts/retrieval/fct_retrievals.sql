@@ -1,12 +1,24 @@
 {#- One row per retrieval of non-synthetic traffic: scope, Tier 1 quality,
     Tier 2 flags, Tier 3 counts and the Tier 1 x Tier 2 diagnosis. No free
-    text and no user ids. -#}
+    text and no user ids. 
+
+    Incremental (strategy lara_replace_sessions, macros/incremental): a run
+    recomputes the rows of the affected sessions only. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    lara_local_tables=['prompt_labels', 'goal_labels', 'relevance_labels'],
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_affected_sessions_cte() }}
 
 retrievals as (
 
     select * from {{ ref('int_retrievals_scoped') }}
-    where not is_synthetic
+    where not is_synthetic and {{ lara_in_affected_sessions('session_guid') }}
 
 ),
 
@@ -17,18 +29,23 @@ prompts as (
         is_goal_labelled,
         goal_achieved
     from {{ ref('int_prompts_scoped') }}
+    where {{ lara_in_affected_sessions('session_guid') }}
 
 ),
 
 relevance as (
 
     select * from {{ ref('int_retrieval_relevance') }}
+    {%- if is_incremental() %}
+    where retrieval_id in (select retrieval_id from retrievals)
+    {%- endif %}
 
 ),
 
 signals as (
 
     select * from {{ ref('int_retrieval_signals') }}
+    where {{ lara_in_affected_sessions('session_guid') }}
 
 ),
 
@@ -94,4 +111,7 @@ joined as (
 
 )
 
-select * from joined
+select
+    *,
+    {{ lara_run_started_at() }} as _lara_loaded_at
+from joined

@@ -24,6 +24,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from lara.bench_incremental import bench_incremental, render_incremental
 from lara.dbt import dbt_env, dbt_executable
 from lara.paths import project_dir
 
@@ -771,6 +772,13 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="labelled lists for the IR comparison (0 = skip)",
     )
     parser.add_argument("--ir-only", action="store_true", help="only the IR comparison")
+    parser.add_argument(
+        "--incremental-events",
+        type=int,
+        default=2_000_000,
+        help="events of the one-day incremental benchmark's warehouse (0 = skip)",
+    )
+    parser.add_argument("--incremental-days", type=int, default=30)
     parser.add_argument("--keep-raw", action="store_true")
     parser.add_argument(
         "--note", action="append", default=[], help="a line for the report's Notes (repeatable)"
@@ -797,12 +805,18 @@ def bench_main(args: argparse.Namespace) -> int:
     notes: list[str] = [f"- {note}" for note in args.note]
     args.out.parent.mkdir(parents=True, exist_ok=True)
 
+    incremental = None
+
     def write() -> None:
         report = render_report(machine, results, ir, args.memory_limit, args.threads, notes)
-        args.out.write_text(report)
+        args.out.write_text(report + render_incremental(incremental))
         (work / "bench_results.json").write_text(
             json.dumps(
-                {"results": [asdict(r) for r in results], "ir": ir and asdict(ir)},
+                {
+                    "results": [asdict(r) for r in results],
+                    "ir": ir and asdict(ir),
+                    "incremental": incremental and asdict(incremental),
+                },
                 indent=2,
                 default=str,
             )
@@ -839,6 +853,16 @@ def bench_main(args: argparse.Namespace) -> int:
             )
             results.sort(key=lambda r: r.target_events)
             write()
+    if not args.ir_only and args.incremental_events:
+        per_session = events_per_session(work, args.incremental_days, args.seed)
+        incremental = bench_incremental(
+            work,
+            max(100, round(args.incremental_events / per_session)),
+            args.incremental_days,
+            args.seed,
+            args.memory_limit,
+            args.threads,
+        )
     write()
     print(args.out.read_text())
     failed = [r for r in results if r.agreement and not r.agreement["ok"]]

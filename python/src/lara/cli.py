@@ -60,8 +60,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         config = GeneratorConfig(sessions=args.sessions, days=args.days, seed=args.seed)
         generate(config, raw_path, progress=True)
 
-    print(f"== lara: dbt build into {warehouse}")
-    build = run_dbt(["build"], raw_path, warehouse)
+    # A regenerated sample rewrites files in place, which an incremental run
+    # would not re-read: rebuild it from scratch. Real logs (LARA_RAW_PATH)
+    # build incrementally unless --full-refresh is given.
+    full_refresh = args.full_refresh or not raw_env
+    dbt_args = ["build", "--full-refresh"] if full_refresh else ["build"]
+    print(f"== lara: dbt {' '.join(dbt_args)} into {warehouse}")
+    build = run_dbt(dbt_args, raw_path, warehouse)
     if build.returncode != 0:
         print(
             f"lara: dbt build failed (dbt exit code {build.returncode}; "
@@ -170,6 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--days", type=int, default=14)
     run.add_argument("--seed", type=int, default=7)
     run.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    run.add_argument(
+        "--full-refresh",
+        action="store_true",
+        help="rebuild the incremental models from scratch (always so for the generated sample)",
+    )
     run.set_defaults(func=_cmd_run)
 
     bridge = sub.add_parser("bridge", help="bridge statistics and plot on a built warehouse")
