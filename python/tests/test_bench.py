@@ -1,28 +1,67 @@
 """The benchmark machinery (lara bench) on tiny inputs: the hand-written
-reference SQL agrees with marts.fct_retrievals of the built clean sample, the
-process measurement works, the IR comparison agrees with pytrec_eval, and the
-report renders."""
+reference SQL agrees with marts.fct_retrievals, every column of every row, on
+the built clean and bad-rows samples, and the comparison notices a changed
+value; the process measurement works, the IR comparison agrees with
+pytrec_eval, and the report renders."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from lara import bench
 
 
-def test_reference_agrees_with_fct_retrievals(clean_sample, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sample", ["clean_sample", "bad_rows_sample"])
+def test_reference_agrees_with_fct_retrievals(sample: str, request, tmp_path: Path) -> None:
+    """Every column of every row, on a clean Parquet sample and on a mixed Parquet /
+    JSON Lines sample with every kind of bad row (quarantine and de-duplication)."""
+    built = request.getfixturevalue(sample)
     reference_db = tmp_path / "reference.duckdb"
-    bench.run_reference(clean_sample.raw_path, reference_db, "1GB", 2)
-    agreement = bench.compare(clean_sample.warehouse, reference_db)
+    bench.run_reference(built.raw_path, reference_db, "1GB", 2)
+    agreement = bench.compare(built.warehouse, reference_db)
     bad = {c: v for c, v in agreement["columns"].items() if not v["ok"]}
     assert agreement["rows"][0] > 0
     assert agreement["rows"][0] == agreement["rows"][1]
     assert agreement["missing"] == 0 and agreement["extra"] == 0
     assert not bad, bad
+    assert not agreement["extra_columns"]
+    with duckdb.connect(str(built.warehouse), read_only=True) as con:
+        mart_columns = [
+            row[0]
+            for row in con.execute(
+                "select column_name from information_schema.columns"
+                " where table_schema = 'marts' and table_name = 'fct_retrievals'"
+            ).fetchall()
+        ]
+    assert len(mart_columns) > 40
+    assert sorted(agreement["columns"]) == sorted(mart_columns)
     assert agreement["ok"]
+
+
+def test_compare_finds_a_changed_value(clean_sample, tmp_path: Path) -> None:
+    """The comparison is row for row: one float off by more than the tolerance,
+    or one flag flipped, is reported on its column."""
+    reference_db = tmp_path / "reference.duckdb"
+    bench.run_reference(clean_sample.raw_path, reference_db, "1GB", 2)
+    with duckdb.connect(str(reference_db)) as con:
+        con.execute(
+            "update ref_fct_retrievals"
+            " set dcg_at_k = dcg_at_k + 1e-7, ndcg_at_k = ndcg_at_k + 1e-12"
+            " where retrieval_id = (select min(retrieval_id) from ref_fct_retrievals"
+            " where dcg_at_k is not null)"
+        )
+        con.execute(
+            "update ref_fct_retrievals set has_research_failure = not has_research_failure"
+            " where retrieval_id = (select max(retrieval_id) from ref_fct_retrievals)"
+        )
+    agreement = bench.compare(clean_sample.warehouse, reference_db)
+    bad = {c: v["mismatched_rows"] for c, v in agreement["columns"].items() if not v["ok"]}
+    assert bad == {"dcg_at_k": 1, "has_research_failure": 1}
+    assert not agreement["ok"]
 
 
 def test_measure_reports_time_and_rss() -> None:
