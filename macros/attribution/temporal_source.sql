@@ -29,3 +29,46 @@
             and {{ actions }}.consumed_asset_id = {{ session_assets }}.asset_id
             and {{ session_assets }}.retrieved_at <= {{ actions }}.acted_at
 {%- endmacro %}
+
+
+{#- lara_temporal_source(actions, session_assets): one row per action of
+    `actions` that rule 4 attributes, with temporal_retrieval_id (the
+    candidate_rank = 1 row of lara_temporal_candidates). Dispatched: DuckDB
+    answers it with an ASOF join over (session, asset) after keeping the
+    greatest retrieval_id per (session, asset, retrieved_at), which sorts
+    instead of materialising every (action, earlier retrieval) pair; other
+    engines rank the candidates. -#}
+{% macro lara_temporal_source(actions, session_assets) -%}
+    {{ return(adapter.dispatch('lara_temporal_source', 'lara')(actions, session_assets)) }}
+{%- endmacro %}
+
+{% macro default__lara_temporal_source(actions, session_assets) -%}
+    select
+        action_id,
+        retrieval_id as temporal_retrieval_id
+    from (
+        {{ lara_temporal_candidates(actions, session_assets) }}
+    ) as temporal_candidates
+    where candidate_rank = 1
+{%- endmacro %}
+
+{% macro duckdb__lara_temporal_source(actions, session_assets) -%}
+    select
+        {{ actions }}.action_id,
+        latest_assets.retrieval_id as temporal_retrieval_id
+    from {{ actions }}
+    asof inner join (
+        select
+            session_guid,
+            asset_id,
+            retrieved_at,
+            max(retrieval_id) as retrieval_id
+        from {{ session_assets }}
+        where retrieved_at is not null
+        group by session_guid, asset_id, retrieved_at
+    ) as latest_assets
+        on
+            {{ actions }}.session_guid = latest_assets.session_guid
+            and {{ actions }}.consumed_asset_id = latest_assets.asset_id
+            and {{ actions }}.acted_at >= latest_assets.retrieved_at
+{%- endmacro %}

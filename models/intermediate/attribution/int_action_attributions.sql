@@ -167,19 +167,9 @@ actions_with_assets as (
 
 ),
 
-temporal_candidates as (
-
-    {{ lara_temporal_candidates('actions_with_assets', 'session_assets') }}
-
-),
-
 temporal_sources as (
 
-    select
-        action_id,
-        retrieval_id as temporal_retrieval_id
-    from temporal_candidates
-    where candidate_rank = 1
+    {{ lara_temporal_source('actions_with_assets', 'session_assets') }}
 
 ),
 
