@@ -248,7 +248,7 @@ def inject(g: _Gen, cfg: GeneratorConfig) -> Injection:
         inj.extras[t] = []
         inj.victims[t] = np.zeros(0, np.int64)
         inj.expected[t] = {
-            "clean": g.tables[t].num_rows,
+            "clean": g.num_rows(t),
             "exact_duplicates": 0,
             "quarantined": {},
         }
@@ -412,6 +412,8 @@ def inject(g: _Gen, cfg: GeneratorConfig) -> Injection:
             for col, (m, vals) in new_cols.items():
                 vals.sort()
                 arr = tbl[col].combine_chunks()
+                if pa.types.is_dictionary(arr.type):  # enums are dictionary-encoded in memory
+                    arr = arr.cast(pa.string())
                 arr = pc.replace_with_mask(arr, pa.array(m), pa.array([x for _, x in vals]))
                 tbl = tbl.set_column(tbl.schema.get_field_index(col), col, arr)
             g.tables[t] = tbl

@@ -34,7 +34,10 @@ tables are split into ``part-0.parquet`` + ``part-1.jsonl``.
 
 Parquet files are written without Arrow schema metadata: column types come
 from the Parquet logical types (``timestamp[us, tz=UTC]``, ``list<string>``
-for the asset lists, which are dictionary-encoded inside the file).
+for the asset lists, which are dictionary-encoded inside the file). Column
+statistics (min / max) are written for timestamp and number columns only, and
+the asset lists are stored uncompressed (other columns: Snappy); see
+:func:`_parquet_options`. Any Parquet reader (DuckDB, pyarrow) reads them.
 
 JSON Lines timestamps are ISO-8601 strings with a mix of ``Z``, ``+00:00``
 and non-UTC offsets (``+02:00``, ``-05:00``, ``+05:30``) with the local time
@@ -44,6 +47,11 @@ Determinism: same configuration (including seed) gives the same data
 content, whatever the output format (formats only change where rows go).
 All row-level work is vectorised (numpy / pyarrow); Python loops run over
 tables, days, prompt positions within a session, templates or parameters.
+Stages that do not depend on each other run in parallel threads and files are
+written by a thread pool (``THREADS``, environment variable
+``LARA_GENERATE_THREADS``): every stage has its own random stream
+(``_rng(seed, stage)``) and only reads arrays of earlier stages, and every file
+only its own rows, so the output does not depend on thread scheduling.
 
 Manifest
 --------
@@ -67,11 +75,14 @@ import dataclasses
 import datetime as _dt
 import gzip as _gzip
 import json
+import os
 import shutil
 import string
 import sys
+import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -230,11 +241,32 @@ SCHEMAS: dict[str, pa.Schema] = {
     "document_entities": pa.schema([("doc_id", _STR), ("entity", _STR)]),
 }
 
-# in memory, asset lists stay dictionary-encoded; files get SCHEMAS (list<string>)
+# in memory, asset lists and the enum columns of the log and label tables stay
+# dictionary-encoded; files get SCHEMAS (list<string>, string)
 _LIST_DICT = pa.list_(pa.dictionary(pa.int32(), pa.string()))
-_MEM_RETRIEVALS = pa.schema(
-    [f if f.type != _LIST else pa.field(f.name, _LIST_DICT) for f in SCHEMAS["retrievals"]]
+_ENUM = pa.dictionary(pa.int8(), pa.string())
+_ENUM_COLUMNS = (
+    "surface",
+    "prompt_kind",
+    "retrieval_role",
+    "actor",
+    "action_type",
+    "judge",
+    "stage",
 )
+_MEM_SCHEMAS = {
+    t: pa.schema(
+        [
+            pa.field(f.name, _LIST_DICT)
+            if f.type == _LIST
+            else pa.field(f.name, _ENUM)
+            if f.name in _ENUM_COLUMNS
+            else f
+            for f in schema
+        ]
+    )
+    for t, schema in SCHEMAS.items()
+}
 
 _F1R = (
     "answer_f1_original",
@@ -732,6 +764,16 @@ class GeneratorConfig:
 
 _REPLAY_POOL = 41  # documents per question (prime)
 
+#: parallelism (environment variable LARA_GENERATE_THREADS overrides it): with n >= 2,
+#: stages that do not depend on each other run in n - 1 worker threads beside the main
+#: thread, and files are written by n threads while the simulation goes on; 1 = stage
+#: by stage with synchronous writes (least memory). The output is the same for any n.
+THREADS = 2
+
+
+def _threads() -> int:
+    return max(1, int(os.environ.get("LARA_GENERATE_THREADS") or THREADS))
+
 
 # --------------------------------------------------------------------------
 # small vectorised helpers
@@ -789,6 +831,17 @@ def _take_vocab(vocab: tuple[str, ...] | list[str], idx: np.ndarray) -> pa.Array
     return pa.array(list(vocab), _STR).take(pa.array(idx.astype(np.int64)))
 
 
+def _enum(
+    vocab: tuple[str, ...], idx: np.ndarray, null_mask: np.ndarray | None = None
+) -> pa.DictionaryArray:
+    """Like ``_with_nulls(_take_vocab(vocab, idx), null_mask)``, dictionary-encoded
+    (int8 codes; written to files as plain strings)."""
+    mask = null_mask if null_mask is not None and null_mask.any() else None
+    return pa.DictionaryArray.from_arrays(
+        pa.array(idx.astype(np.int8), mask=mask), pa.array(list(vocab), _STR)
+    )
+
+
 def _explode(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row index repeated ``counts`` times, and position within the row."""
     counts = counts.astype(np.int64)
@@ -833,6 +886,20 @@ def _compact(
             v = v.astype(np.int32)
         out[k] = v
     return out
+
+
+class _Gathered:
+    """``{k: arrays[k][order]}``, each array gathered on first use (less memory)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], order: np.ndarray):
+        self.arrays = arrays
+        self.order = order
+        self.done: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key not in self.done:
+            self.done[key] = self.arrays[key][self.order]
+        return self.done[key]
 
 
 def _ts_array(ts_us: np.ndarray) -> pa.Array:
@@ -929,6 +996,9 @@ class _Gen:
         self.cand: dict[str, np.ndarray] = {}  # conflict-victim candidates (row idx)
         self.plain: dict[str, np.ndarray] = {}  # rows safe for dups / enum variants
         self.victims: dict[str, np.ndarray] = {}
+        self._id_cache: dict[str, pa.Array] = {}
+        self.released: dict[str, int] = {}  # rows of tables freed once written
+        self._id_locks = {kind: threading.Lock() for kind in self._ID_KINDS}
 
     # ---------------------------------------------------------------- sessions
     def sessions(self) -> None:
@@ -1128,42 +1198,44 @@ class _Gen:
             reject_src = reject & (rng.random(nr) < cfg.reject_with_source_share)
             used = consumed | sel | asel | afollow
             R_chunks.append(
-                dict(
-                    sess=rsess,
-                    prompt=p_off + rp,
-                    k=k,
-                    ts=r_ts,
-                    surface=rsurf,
-                    role=role,
-                    topic=r_topic,
-                    m1=r_m1,
-                    m2=r_m2,
-                    n_list=n_list,
-                    empty=empty,
-                    good=good,
-                    start=start,
-                    stride=stride,
-                    dupk1=dupk1,
-                    dupk2=dupk2,
-                    misroute=r_misroute,
-                    n_click=n_click,
-                    sel=sel,
-                    uplace=uplace,
-                    uedit=uedit,
-                    adl=adl,
-                    consumed=consumed,
-                    agent_edit=agent_edit,
-                    subst=subst,
-                    gen_place=gen_place,
-                    disp_n=disp_n,
-                    aclick=aclick,
-                    asel=asel,
-                    aplace=aplace,
-                    afollow=afollow,
-                    uedit_ag=uedit_ag,
-                    reject=reject,
-                    reject_src=reject_src,
-                    used=used,
+                _compact(
+                    dict(
+                        sess=rsess,
+                        prompt=p_off + rp,
+                        k=k,
+                        ts=r_ts,
+                        surface=rsurf,
+                        role=role,
+                        topic=r_topic,
+                        m1=r_m1,
+                        m2=r_m2,
+                        n_list=n_list,
+                        empty=empty,
+                        good=good,
+                        start=start,
+                        stride=stride,
+                        dupk1=dupk1,
+                        dupk2=dupk2,
+                        misroute=r_misroute,
+                        n_click=n_click,
+                        sel=sel,
+                        uplace=uplace,
+                        uedit=uedit,
+                        adl=adl,
+                        consumed=consumed,
+                        agent_edit=agent_edit,
+                        subst=subst,
+                        gen_place=gen_place,
+                        disp_n=disp_n,
+                        aclick=aclick,
+                        asel=asel,
+                        aplace=aplace,
+                        afollow=afollow,
+                        uedit_ag=uedit_ag,
+                        reject=reject,
+                        reject_src=reject_src,
+                        used=used,
+                    )
                 )
             )
             used_p = np.bincount(rp, weights=used, minlength=m) > 0
@@ -1177,26 +1249,28 @@ class _Gen:
                 L + _round_ms(rng.uniform(230, 240, m) * US),
             )
             P_chunks.append(
-                dict(
-                    sess=act,
-                    j=np.full(m, j, np.int64),
-                    ts=ts,
-                    kind=kind,
-                    rtype=rtype,
-                    topic=topic,
-                    m1=m1,
-                    m2=m2,
-                    m3=m3,
-                    has_int=has_int & assist,
-                    count=np.where(assist, count, 0),
-                    missed=missed,
-                    misroute=misroute,
-                    n_ret=n_ret,
-                    L=L,
-                    end=end,
-                    gen_edit=gen_edit,
-                    doc_edit=doc_edit,
-                    tmpl_choice=rng.integers(0, 1000, m),
+                _compact(
+                    dict(
+                        sess=act,
+                        j=np.full(m, j, np.int64),
+                        ts=ts,
+                        kind=kind,
+                        rtype=rtype,
+                        topic=topic,
+                        m1=m1,
+                        m2=m2,
+                        m3=m3,
+                        has_int=has_int & assist,
+                        count=np.where(assist, count, 0),
+                        missed=missed,
+                        misroute=misroute,
+                        n_ret=n_ret,
+                        L=L,
+                        end=end,
+                        gen_edit=gen_edit,
+                        doc_edit=doc_edit,
+                        tmpl_choice=rng.integers(0, 1000, m),
+                    )
                 )
             )
             # update session state
@@ -1211,9 +1285,10 @@ class _Gen:
                 last_role[act[n_ret > 0]] = role[last_idx]
             p_off += m
 
-        self.P = _compact({k: np.concatenate([c[k] for c in P_chunks]) for k in P_chunks[0]})
+        # chunks are compacted one by one (same arrays, half the peak memory)
+        self.P = {k: np.concatenate([c.pop(k) for c in P_chunks]) for k in list(P_chunks[0])}
         del P_chunks
-        self.R = _compact({k: np.concatenate([c[k] for c in R_chunks]) for k in R_chunks[0]})
+        self.R = {k: np.concatenate([c.pop(k) for c in R_chunks]) for k in list(R_chunks[0])}
         del R_chunks
         P, R = self.P, self.R
         P["surface"] = self.surface[P["sess"]]
@@ -1413,7 +1488,7 @@ class _Gen:
         )
         self.n_cross_sessions = cs.size
 
-        A = {key: np.concatenate([b[key] for b in blocks]) for key in blocks[0]}
+        A = {key: np.concatenate([b.pop(key) for b in blocks]) for key in list(blocks[0])}
         # session attributes (export sessions inherit from their origin session)
         origin = np.where(A["sess"] >= self.S, A["doc"], A["sess"])
         A["origin"] = origin
@@ -1425,14 +1500,44 @@ class _Gen:
         self.nA = A["sess"].size
 
     # --------------------------------------------------------------- tables
+    # ids of sessions, prompts and retrievals are formatted once per entity and then
+    # taken (several tables and threads use them); drop_id_cache() frees them
+    _ID_KINDS = {"session": ("s_", 0x51D), "prompt": ("p_", 0x9E1), "retrieval": ("r_", 0x3C7)}
+
+    def _cached_ids(self, kind: str, idx: np.ndarray) -> pa.Array:
+        with self._id_locks[kind]:
+            every = self._id_cache.get(kind)
+            if every is None:
+                n = {
+                    "session": self.S + self.n_cross_sessions,
+                    "prompt": self.nP,
+                    "retrieval": self.nR,
+                }[kind]
+                prefix, salt = self._ID_KINDS[kind]
+                every = _ids(prefix, np.arange(n, dtype=np.int64), salt)
+                self._id_cache[kind] = every
+        return every.take(pa.array(idx))
+
+    def drop_id_cache(self) -> None:
+        self._id_cache.clear()
+
+    def release_table(self, t: str) -> None:
+        """Free a table once written (``num_rows`` still answers)."""
+        self.released[t] = self.tables[t].num_rows
+        self.tables[t] = None  # type: ignore[assignment]
+
+    def num_rows(self, t: str) -> int:
+        tbl = self.tables[t]
+        return self.released[t] if tbl is None else tbl.num_rows
+
     def _session_ids(self, s: np.ndarray) -> pa.Array:
-        return _ids("s_", s, 0x51D)
+        return self._cached_ids("session", s)
 
     def _prompt_ids(self, p: np.ndarray) -> pa.Array:
-        return _ids("p_", p, 0x9E1)
+        return self._cached_ids("prompt", p)
 
     def _retrieval_ids(self, r: np.ndarray) -> pa.Array:
-        return _ids("r_", r, 0x3C7)
+        return self._cached_ids("retrieval", r)
 
     def _doc_ids(self, d: np.ndarray) -> pa.Array:
         return _ids("doc_", d, 0x77D)
@@ -1441,9 +1546,12 @@ class _Gen:
         return ((ts_us - self.base_us) // DAY_US).astype(np.int64)
 
     def _tz_choice(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        return np.searchsorted(np.cumsum(_TZ_PROBS)[:-1], rng.random(n), side="right").astype(
-            np.int8
-        )
+        # = searchsorted(cum, u, side="right"): the number of bounds <= u
+        u = rng.random(n)
+        out = np.zeros(n, np.int8)
+        for bound in np.cumsum(_TZ_PROBS)[:-1]:
+            out += u >= bound
+        return out
 
     def build_prompts(self) -> None:
         cfg = self.cfg
@@ -1452,7 +1560,7 @@ class _Gen:
         n = self.nP
         order = np.argsort(P["ts"], kind="stable")
         self.p_order = order
-        g = {k: v[order] for k, v in P.items()}
+        g = _Gathered(P, order)
         occ = _take_vocab(OCCASIONS, g["topic"] // len(FORMATS))
         fmt = _take_vocab(FORMATS, g["topic"] % len(FORMATS))
         occ2 = _take_vocab(OCCASIONS, ((g["topic"] + 97) % N_TOPICS) // len(FORMATS))
@@ -1494,7 +1602,7 @@ class _Gen:
         text = _render(tuple(all_t), choice, fields)
         text = _with_nulls(text, rng.random(n) < cfg.prompt_text_null_share)
         kind_null = g["legacy"] | (rng.random(n) < cfg.prompt_kind_null_share)
-        kind = _with_nulls(_take_vocab(KINDS, g["kind"]), kind_null)
+        kind = _enum(KINDS, g["kind"], kind_null)
         syn_null = ~g["syn"] & (rng.random(n) < cfg.is_synthetic_null_share)
         is_syn = pa.array(g["syn"], _BOOL)
         is_syn = _with_nulls(is_syn, syn_null)
@@ -1508,13 +1616,13 @@ class _Gen:
                 "prompt_id": self._prompt_ids(order),
                 "session_guid": self._session_ids(g["sess"]),
                 "user_id": users,
-                "surface": _take_vocab(SURFACES, g["surface"]),
+                "surface": _enum(SURFACES, g["surface"]),
                 "ts": _ts_array(g["ts"]),
                 "prompt_text": text,
                 "prompt_kind": kind,
                 "is_synthetic": is_syn,
             },
-            schema=SCHEMAS["prompts"],
+            schema=_MEM_SCHEMAS["prompts"],
         )
         self.dt["prompts"] = self._day_of(g["ts"])
         self.tz["prompts"] = self._tz_choice(rng, n)
@@ -1528,7 +1636,7 @@ class _Gen:
         n = self.nR
         order = np.argsort(R["ts"], kind="stable")
         self.r_order = order
-        g = {k: v[order] for k, v in R.items()}
+        g = _Gathered(R, order)
         # query text
         occ = _take_vocab(OCCASIONS, g["topic"] // len(FORMATS))
         fmt = _take_vocab(FORMATS, g["topic"] % len(FORMATS))
@@ -1557,7 +1665,7 @@ class _Gen:
             fields,
         )
         q = _with_nulls(q, rng.random(n) < cfg.query_text_null_share)
-        role = _with_nulls(_take_vocab(ROLES, g["role"]), g["legacy"])
+        role = _enum(ROLES, g["role"], g["legacy"])
         # returned lists (sequential per-row parameters, int32 temporaries)
         n_list = g["n_list"]
         offsets = np.zeros(n + 1, np.int64)
@@ -1579,8 +1687,9 @@ class _Gen:
             d_off = np.zeros(n + 1, np.int64)
             np.cumsum(disp_n, out=d_off[1:])
             # source position in the returned values of each displayed item
-            src = np.repeat((offsets[:-1] - d_off[:-1]).astype(np.int64), disp_n)
-            src += np.arange(src.size, dtype=np.int64)  # template rows: same positions
+            # (int32: list offsets are int32 anyway)
+            src = np.arange(d_off[-1], dtype=np.int32)  # template rows: same positions
+            src += np.repeat((offsets[:-1] - d_off[:-1]).astype(np.int32), disp_n)
             di = self.disp_idx
             if di.size:
                 ai, ak = _explode(R["disp_n"][di])
@@ -1602,7 +1711,7 @@ class _Gen:
                 "returned_asset_ids": returned,
                 "displayed_asset_ids": displayed,
             },
-            schema=_MEM_RETRIEVALS,
+            schema=_MEM_SCHEMAS["retrievals"],
         )
         self.dt["retrievals"] = self._day_of(g["ts"])
         self.tz["retrievals"] = self._tz_choice(rng, n)
@@ -1615,7 +1724,7 @@ class _Gen:
         n = self.nA
         order = np.argsort(A["ts"], kind="stable")
         self.a_order = order
-        g = {k: v[order] for k, v in A.items()}
+        g = _Gathered(A, order)
         self.tables["actions"] = pa.table(
             {
                 "action_id": _ids("x_", order, 0xAC7),
@@ -1624,15 +1733,15 @@ class _Gen:
                     self._prompt_ids(np.maximum(g["prompt"], 0)), g["prompt"] < 0
                 ),
                 "ts": _ts_array(g["ts"]),
-                "actor": _take_vocab(ACTORS, g["actor"]),
-                "action_type": _take_vocab(ACTION_TYPES, g["atype"]),
+                "actor": _enum(ACTORS, g["actor"]),
+                "action_type": _enum(ACTION_TYPES, g["atype"]),
                 "consumed_asset_id": _asset_strings(g["asset"]),
                 "source_retrieval_id": _with_nulls(
                     self._retrieval_ids(np.maximum(g["source"], 0)), g["source"] < 0
                 ),
                 "document_id": _with_nulls(self._doc_ids(np.maximum(g["doc"], 0)), g["doc"] < 0),
             },
-            schema=SCHEMAS["actions"],
+            schema=_MEM_SCHEMAS["actions"],
         )
         self.dt["actions"] = self._day_of(g["ts"])
         self.tz["actions"] = self._tz_choice(rng, n)
@@ -1694,10 +1803,10 @@ class _Gen:
                 "retrieval_id": self._retrieval_ids(rr),
                 "asset_id": _asset_strings(aa),
                 "grade": pa.array(gg.astype(np.int64)),
-                "judge": _take_vocab(JUDGES, jj),
+                "judge": _enum(JUDGES, jj),
                 "judged_at": _ts_array(tt),
             },
-            schema=SCHEMAS["relevance_labels"],
+            schema=_MEM_SCHEMAS["relevance_labels"],
         )
         self.dt["relevance_labels"] = self._day_of(tt)
         self.tz["relevance_labels"] = self._tz_choice(rng, rr.size)
@@ -1747,10 +1856,10 @@ class _Gen:
                 "prompt_id": self._prompt_ids(pp),
                 "has_retrieval_intent": pa.array(ii, _BOOL),
                 "retrieval_intent_count": pa.array(cc.astype(np.int64)),
-                "judge": _take_vocab(JUDGES, jj),
+                "judge": _enum(JUDGES, jj),
                 "judged_at": _ts_array(tt),
             },
-            schema=SCHEMAS["prompt_labels"],
+            schema=_MEM_SCHEMAS["prompt_labels"],
         )
         self.dt["prompt_labels"] = self._day_of(tt)
         self.tz["prompt_labels"] = self._tz_choice(rng, pp.size)
@@ -1784,10 +1893,10 @@ class _Gen:
             {
                 "prompt_id": self._prompt_ids(pp),
                 "goal_achieved": pa.array(gg, _BOOL),
-                "judge": _take_vocab(JUDGES, jj),
+                "judge": _enum(JUDGES, jj),
                 "judged_at": _ts_array(tt),
             },
-            schema=SCHEMAS["goal_labels"],
+            schema=_MEM_SCHEMAS["goal_labels"],
         )
         self.dt["goal_labels"] = self._day_of(tt)
         self.tz["goal_labels"] = self._tz_choice(rng, pp.size)
@@ -1830,11 +1939,11 @@ class _Gen:
         self.tables["stage_spans"] = pa.table(
             {
                 "prompt_id": self._prompt_ids(p),
-                "stage": _take_vocab(STAGES, stage),
+                "stage": _enum(STAGES, stage),
                 "latency_ms": pa.array(np.round(lat).astype(np.int64)),
                 "tokens": pa.array(tok.astype(np.int64)),
             },
-            schema=SCHEMAS["stage_spans"],
+            schema=_MEM_SCHEMAS["stage_spans"],
         )
         self.dt["stage_spans"] = self._day_of(P["ts"][p])
         self.tz["stage_spans"] = np.zeros(m, np.int8)
@@ -2102,7 +2211,7 @@ class _Gen:
         self.cand["actions"] = np.sort(self.a_row[np.flatnonzero(act_ok)])
         for t in ("relevance_labels", "prompt_labels", "goal_labels") + REPLAY_TABLES:
             if t in self.tables:
-                self.cand[t] = np.arange(self.tables[t].num_rows)
+                self.cand[t] = np.arange(self.num_rows(t))
         # rows safe to duplicate / decorate: any non-candidate is fine, but keep
         # synthetic rows out so that synthetic counts stay simple
         self.plain["prompts"] = self.p_row[np.flatnonzero(~P["syn"])]
@@ -2412,7 +2521,11 @@ def compute_replay_realised(
     docs = clean("replay_documents")
     queries = clean("replay_queries")
     ents = tables["document_entities"]
-    d = {c: docs[c].to_numpy(zero_copy_only=False) for c in docs.column_names}
+    d = {
+        c: docs[c].to_numpy(zero_copy_only=False)
+        for c in docs.column_names
+        if docs.schema.field(c).type != _STR  # numbers only (strings: object arrays)
+    }
     # enums are normalised by staging (trim + lower-case): " Ok " is ok
     status = pc.utf8_lower(pc.utf8_trim_whitespace(docs["counterfactual_status"]))
     failed = status.to_numpy(zero_copy_only=False) != "ok"
@@ -2468,7 +2581,7 @@ def compute_replay_realised(
     oer = rate_d / rate_n if rate_d is not None and rate_n else None
     return {
         "n_documents": int(sru.size),
-        "n_trajectories": int(len(set(d["trajectory_id"]))),
+        "n_trajectories": int(pc.count_distinct(docs["trajectory_id"], mode="all").as_py()),
         "failed_replays": int(failed.sum()),
         "spearman_ctu_sru": rho,
         "spearman_ctu_sru_pvalue": pval,
@@ -2504,19 +2617,55 @@ def _json_ts(ts: pa.ChunkedArray | pa.Array, tz: np.ndarray) -> pa.Array:
     return _with_nulls(out, nulls)
 
 
+def _parquet_options(schema: pa.Schema) -> dict[str, Any]:
+    """Options of every Parquet file: no Arrow schema metadata; min / max statistics
+    only on the timestamp and number columns (string statistics of random ids, enums
+    and texts prune nothing and cost about a third of a string column's write time);
+    Snappy compression except on the asset lists (``list<string>``): their
+    dictionary-encoded pages hardly compress, so they are stored uncompressed."""
+    lists = {f.name for f in schema if pa.types.is_list(f.type)}
+    return {
+        "store_schema": False,
+        "write_statistics": [
+            f.name for f in schema if not (f.name in lists or pa.types.is_string(f.type))
+        ],
+        "compression": {
+            (f.name if f.name not in lists else f"{f.name}.list.element"): (
+                "none" if f.name in lists else "snappy"
+            )
+            for f in schema
+        },
+    }
+
+
 class _Writer:
+    """Writes the output files, several at a time in a thread pool.
+
+    ``write_file`` plans a file (its path is returned at once) and queues the
+    writing; every file depends only on its own rows, so the output does not
+    depend on the order in which the threads run. ``finish`` waits for all
+    files and raises the first error.
+    """
+
     def __init__(self, cfg: GeneratorConfig, out: Path, start: _dt.date):
         self.cfg = cfg
         self.out = out
         self.start = start
-        self.con = duckdb.connect()
-        self.con.execute("SET enable_progress_bar = false")
-        self.tmp = out / "_tmp_render.jsonl"
+        threads = _threads()
+        self.pool = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
+        self.futures: list[Future[None]] = []
+        self.n_tmp = 0
+        self.lock = threading.Lock()
+
+    def finish(self) -> None:
+        futures, self.futures = self.futures, []
+        for f in futures:
+            f.result()
 
     def close(self) -> None:
-        self.con.close()
-        if self.tmp.exists():
-            self.tmp.unlink()
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
 
     def dt_name(self, day: int) -> str:
         return "dt=" + (self.start + _dt.timedelta(days=int(day))).isoformat()
@@ -2528,11 +2677,14 @@ class _Writer:
             cols[f.name] = _json_ts(col, tz) if f.type == _TS else col
         return pa.table(cols)
 
-    def _copy_json(self, t: pa.Table, path: Path) -> None:
-        self.con.register("t_render", t)
-        target = str(path).replace("'", "''")
-        self.con.execute(f"COPY t_render TO '{target}' (FORMAT JSON)")
-        self.con.unregister("t_render")
+    @staticmethod
+    def _copy_json(t: pa.Table, path: Path) -> None:
+        # one connection per file: files are written from several threads
+        with duckdb.connect() as con:
+            con.execute("SET enable_progress_bar = false")
+            con.register("t_render", t)
+            target = str(path).replace("'", "''")
+            con.execute(f"COPY t_render TO '{target}' (FORMAT JSON)")
 
     @staticmethod
     @contextlib.contextmanager
@@ -2553,29 +2705,62 @@ class _Writer:
         schema: pa.Schema,
         raw: list[str] | None = None,
     ) -> str:
-        """Write one file; returns its path relative to the output root."""
+        """Queue one file; returns its path relative to the output root."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        raw = raw or []
-        gz = path.suffix == ".gz"
+        with self.lock:  # files are planned from several threads
+            tmp = self.out / f"_tmp_render_{self.n_tmp}.jsonl"
+            self.n_tmp += 1
+        args = (path, fmt, tbl, tz, schema, raw or [], tmp)
+        if self.pool is None:
+            self._write(*args)
+        else:
+            self.futures.append(self.pool.submit(self._write, *args))
+        return path.relative_to(self.out).as_posix()
+
+    def _write(
+        self,
+        path: Path,
+        fmt: str,
+        tbl: pa.Table,
+        tz: np.ndarray,
+        schema: pa.Schema,
+        raw: list[str],
+        tmp: Path,
+    ) -> None:
         if fmt == "parquet":
-            # no Arrow schema metadata: dictionary-encoded asset lists read back as
-            # list<string>, timestamps as timestamp[us, tz=UTC] (Parquet logical types)
-            pq.write_table(tbl.select(schema.names), path, store_schema=False)
-            return path.relative_to(self.out).as_posix()
+            # dictionary-encoded asset lists read back as list<string>, timestamps as
+            # timestamp[us, tz=UTC] (Parquet logical types)
+            pq.write_table(tbl.select(schema.names), path, **_parquet_options(schema))
+            return
+        try:
+            self._write_json(path, tbl, tz, schema, raw, tmp)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _write_json(
+        self,
+        path: Path,
+        tbl: pa.Table,
+        tz: np.ndarray,
+        schema: pa.Schema,
+        raw: list[str],
+        tmp: Path,
+    ) -> None:
+        gz = path.suffix == ".gz"
         tbl = tbl.select(schema.names).cast(schema)
         jt = self._json_table(tbl, tz, schema) if tbl.num_rows else None
         if not raw and jt is not None:
             if not gz:
                 self._copy_json(jt, path)
             else:
-                self._copy_json(jt, self.tmp)
-                with self._gzip_open(path) as zf, open(self.tmp, "rb") as src:
+                self._copy_json(jt, tmp)
+                with self._gzip_open(path) as zf, open(tmp, "rb") as src:
                     shutil.copyfileobj(src, zf, 16 << 20)
-            return path.relative_to(self.out).as_posix()
+            return
         body = b""
         if jt is not None:
-            self._copy_json(jt, self.tmp)
-            body = self.tmp.read_bytes()
+            self._copy_json(jt, tmp)
+            body = tmp.read_bytes()
             if not body.endswith(b"\n"):
                 body += b"\n"
         # interleave raw lines at evenly spread line boundaries
@@ -2594,7 +2779,6 @@ class _Writer:
                 zf.write(body)
         else:
             path.write_bytes(body)
-        return path.relative_to(self.out).as_posix()
 
     def ext(self, fmt: str) -> str:
         if fmt == "parquet":
@@ -2698,6 +2882,96 @@ def _write_table(
     return files, rows
 
 
+def _simulate(
+    g: _Gen,
+    step: Callable[[str], None],
+    bar: tqdm,
+    on_table: Callable[[str], None] | None = None,
+) -> None:
+    """All tables and labels, stage by stage.
+
+    Every stage draws from its own random stream (``_rng(seed, stage)``) and
+    reads only arrays of earlier stages, so the stages that do not depend on
+    each other run in a thread pool without changing the data: the replay
+    tables from the start, the tables and labels once the actions are drawn.
+    ``on_table(name)`` is called (in the stage's thread) as soon as a table is built.
+    """
+
+    def run(stage: Callable[[], None], tables: tuple[str, ...]) -> None:
+        stage()
+        _trim_heap()
+        if on_table is not None:
+            for t in tables:
+                on_table(t)
+
+    _catalogue()  # shared, built once before the threads start
+    threads = _threads()
+    with ThreadPoolExecutor(max_workers=max(1, threads - 1)) as pool:
+        running: list[Future[None]] = []
+
+        def start(stage: Callable[[], None], tables: tuple[str, ...]) -> None:
+            if threads > 1:
+                running.append(pool.submit(run, stage, tables))
+            else:  # one thread: stage by stage
+                run(stage, tables)
+
+        if g.cfg.replay:
+            start(g.replay, REPLAY_TABLES)
+        step("sessions")
+        g.sessions()
+        bar.update()
+        step("prompts")
+        g.prompt_loop()
+        g.displayed_ranks()
+        _trim_heap()
+        bar.update()
+        step("actions")
+        g.actions()
+        _trim_heap()
+        bar.update()
+        step("tables")
+        for stage, tables in (
+            (g.build_retrievals, ("retrievals",)),
+            (g.build_prompts, ("prompts",)),
+            (g.build_actions, ("actions",)),
+            (g.relevance_labels, ("relevance_labels",)),
+            (g.prompt_labels, ("prompt_labels",)),
+            (g.goal_labels, ("goal_labels",)),
+            (g.stage_spans, ("stage_spans",)),
+        ):
+            start(stage, tables)
+        for done in running:
+            done.result()
+    g.drop_id_cache()
+    for d in (g.tables, g.dt, g.tz):  # TABLES order, whichever stage finished first
+        ordered = {t: d[t] for t in TABLES if t in d}
+        d.clear()
+        d.update(ordered)
+    bar.update(3)
+
+
+def _trim_heap() -> None:
+    """Give freed heap memory back to the OS (glibc only; elsewhere a no-op).
+
+    numpy's many large temporaries are malloc'ed: once freed, glibc keeps most of
+    them in its (per-thread) heaps, where pyarrow's allocator cannot reuse them.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        pass
+
+
+def _preload_scipy() -> None:
+    """Import scipy.stats (a second or more) in the background: the replay and
+    planted-truth steps use it (normal CDF, Spearman) and find it loaded."""
+    with contextlib.suppress(ImportError):
+        import scipy.special
+        import scipy.stats  # noqa: F401
+
+
 # --------------------------------------------------------------------------
 # entry point
 # --------------------------------------------------------------------------
@@ -2730,76 +3004,71 @@ def generate(config: GeneratorConfig, out_dir: Path, progress: bool = True) -> d
         bar.set_postfix_str(name)
 
     g = _Gen(cfg)
-    step("sessions")
-    g.sessions()
-    bar.update()
-    step("prompts")
-    g.prompt_loop()
-    g.displayed_ranks()
-    bar.update()
-    step("actions")
-    g.actions()
-    bar.update()
-    step("tables")
-    g.build_prompts()
-    g.build_retrievals()
-    g.build_actions()
-    bar.update()
-    step("labels")
-    g.relevance_labels()
-    g.prompt_labels()
-    g.goal_labels()
-    g.stage_spans()
-    bar.update()
-    step("replay")
+    preload = threading.Thread(target=_preload_scipy, name="lara-preload")
     if cfg.replay:
-        g.replay()
-    bar.update()
-    step("bad rows")
-    g.candidates()
-    injection = _bad_rows.inject(g, cfg)
-    bar.update()
-    step("planted")
-    planted = compute_planted(g, injection.victims)
-    replay_info: dict[str, Any] | None = None
-    if cfg.replay:
-        replay_info = {
-            "parameters": {
-                k: getattr(cfg, k)
-                for k in (
-                    "replay_rho",
-                    "proxy_rho",
-                    "proxy_sru_rho",
-                    "replay_failure_share",
-                    "replay_turn_cap",
-                    "oer_p_discriminative",
-                    "oer_p_non_discriminative",
-                )
-            }
-            | {
-                "trajectories": g.replay_latent["T"],
-                "target_oer_ratio": cfg.oer_p_discriminative
-                / max(cfg.oer_p_non_discriminative, 1e-12),
-            },
-            "latent": g.replay_latent,
-            "realised": compute_replay_realised(g.tables, cfg, injection.victims),
-        }
-    bar.update()
-    step("write")
-    tables_out = [t for t in TABLES if t in g.tables]
+        preload.start()
     for t in TABLES:
         if (out / t).is_dir():
             shutil.rmtree(out / t)
+    # Files are written in background threads. Without bad rows a table is final
+    # as soon as it is built: it is written then, and the event tables are
+    # released once written (they are the bulk of the memory). With bad rows the
+    # tables are written after the injection, while the planted truth is computed.
+    write_early = not cfg.bad_rows
+    written: dict[str, tuple[list[str], int]] = {}
     w = _Writer(cfg, out, g.start)
-    table_info: dict[str, Any] = {}
+
+    def write(t: str, extras: list[dict[str, Any]]) -> None:
+        # TABLES.index(t) = position among the tables written (only the replay
+        # tables, the last ones, can be absent): mixed-format alternation
+        written[t] = _write_table(w, t, TABLES.index(t), g.tables[t], g.dt[t], g.tz[t], extras)
+        if write_early and t not in REPLAY_TABLES:
+            g.release_table(t)
+
     try:
-        for ti, t in enumerate(tables_out):
-            files, nrows = _write_table(
-                w, t, ti, g.tables[t], g.dt[t], g.tz[t], injection.extras.get(t, [])
-            )
-            table_info[t] = {"rows_written": nrows, "files": files}
+        _simulate(g, step, bar, (lambda t: write(t, [])) if write_early else None)
+        step("bad rows")
+        if cfg.bad_rows:
+            g.candidates()
+        injection = _bad_rows.inject(g, cfg)
+        bar.update()
+        tables_out = [t for t in TABLES if t in g.tables]
+        if not write_early:
+            for t in tables_out:
+                write(t, injection.extras.get(t, []))
+        step("planted")
+        planted = compute_planted(g, injection.victims)
+        replay_info: dict[str, Any] | None = None
+        if cfg.replay:
+            replay_info = {
+                "parameters": {
+                    k: getattr(cfg, k)
+                    for k in (
+                        "replay_rho",
+                        "proxy_rho",
+                        "proxy_sru_rho",
+                        "replay_failure_share",
+                        "replay_turn_cap",
+                        "oer_p_discriminative",
+                        "oer_p_non_discriminative",
+                    )
+                }
+                | {
+                    "trajectories": g.replay_latent["T"],
+                    "target_oer_ratio": cfg.oer_p_discriminative
+                    / max(cfg.oer_p_non_discriminative, 1e-12),
+                },
+                "latent": g.replay_latent,
+                "realised": compute_replay_realised(g.tables, cfg, injection.victims),
+            }
+        bar.update()
+        step("write")
+        w.finish()
     finally:
         w.close()
+    if preload.is_alive():
+        preload.join()
+    table_info = {t: {"rows_written": written[t][1], "files": written[t][0]} for t in tables_out}
     expected = {}
     for t in tables_out:
         exp = injection.expected[t]
