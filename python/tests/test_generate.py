@@ -645,3 +645,15 @@ def test_config_validation() -> None:
         GeneratorConfig(replay_rho=1.5).validate()
     cfg = GeneratorConfig(sessions=5)
     assert GeneratorConfig.from_dict(json.loads(json.dumps(cfg.__dict__))) == cfg
+
+
+def test_cli_reports_rows_written(tmp_path: Path, capsys) -> None:
+    from lara.cli import main
+
+    out = tmp_path / "cli"
+    args = ["generate", "--sessions", "60", "--days", "1", "--seed", "2", "--out", str(out)]
+    assert main(args) == 0
+    manifest = json.loads((out / "_manifest.json").read_text())
+    total = sum(t["rows_written"] for t in manifest["tables"].values())
+    assert total > 0
+    assert f"wrote {total:,} rows" in capsys.readouterr().out

@@ -33,8 +33,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     )
     manifest = generate(config, Path(args.out), progress=not args.quiet)
     if not args.quiet:
-        counts = manifest.get("row_counts", {})
-        total = sum(counts.values()) if counts else 0
+        tables = manifest.get("tables", {})
+        total = sum(int(t.get("rows_written", 0)) for t in tables.values())
         print(f"lara: wrote {total:,} rows to {args.out} (manifest: {args.out}/_manifest.json)")
     return 0
 
