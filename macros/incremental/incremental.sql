@@ -31,6 +31,15 @@
     next run.
 #}
 
+{% macro lara_incremental_materialization() -%}
+    {#- 'incremental' where the project's incremental strategies run (DuckDB:
+        delete+insert and lara_replace_sessions need DELETE); 'table' on
+        engines whose plain tables have no DELETE (Spark without Delta), which
+        rebuild these models on every run. -#}
+    {{ return('table' if target.type == 'spark' else 'incremental') }}
+{%- endmacro %}
+
+
 {% macro lara_run_started_at() -%}
     cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as timestamp)
 {%- endmacro %}

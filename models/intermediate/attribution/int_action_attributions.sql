@@ -10,7 +10,7 @@
     every action of the documents they touched and every retrieval of
     their sessions or named by a context action. -#}
 {{ config(
-    materialized='incremental',
+    materialized=lara_incremental_materialization(),
     incremental_strategy='lara_replace_sessions',
     lara_session_column='action_session_guid',
     on_schema_change='fail'

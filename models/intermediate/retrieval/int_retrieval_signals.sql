@@ -8,7 +8,7 @@
     attribution that credits them (int_action_attributions is complete by
     then) and every attribution of their sessions' actions. -#}
 {{ config(
-    materialized='incremental',
+    materialized=lara_incremental_materialization(),
     incremental_strategy='lara_replace_sessions',
     lara_local_tables=['prompt_labels'],
     on_schema_change='fail'

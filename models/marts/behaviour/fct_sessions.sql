@@ -4,7 +4,7 @@
     Incremental (strategy lara_replace_sessions, macros/incremental): a run
     recomputes the rows of the affected sessions only. -#}
 {{ config(
-    materialized='incremental',
+    materialized=lara_incremental_materialization(),
     incremental_strategy='lara_replace_sessions',
     on_schema_change='fail'
 ) }}

@@ -5,7 +5,7 @@
     Incremental (strategy lara_replace_sessions, macros/incremental): a run
     recomputes the rows of the affected sessions only. -#}
 {{ config(
-    materialized='incremental',
+    materialized=lara_incremental_materialization(),
     incremental_strategy='lara_replace_sessions',
     lara_local_tables=['prompt_labels', 'goal_labels', 'relevance_labels'],
     on_schema_change='fail'
