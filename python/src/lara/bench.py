@@ -213,15 +213,21 @@ def _columns(con, relation: str) -> dict[str, str]:
 
 def compare(warehouse: Path, reference_db: Path) -> dict:
     """marts.fct_retrievals vs the reference, row for row: rows matched on
-    retrieval_id both ways, then every column of the mart compared on the matched
-    rows (nulls equal to nulls; floats within FLOAT_TOLERANCE; others exactly),
-    with the data types of both sides."""
+    retrieval_id both ways, then every column of the mart but the bookkeeping
+    _lara_loaded_at compared on the matched rows (nulls equal to nulls; floats
+    within FLOAT_TOLERANCE; others exactly), with the data types of both sides."""
     import duckdb
 
     with duckdb.connect(str(warehouse), read_only=True) as con:
         con.execute(f"attach '{reference_db}' as ref (read_only)")
         mart_db = con.execute("select current_database()").fetchone()[0]
-        mart_columns = _columns(con, f"{mart_db}.marts.fct_retrievals")
+        # _lara_loaded_at is incremental bookkeeping (when the row was last
+        # recomputed), not a value of the mart: the reference has no such column.
+        mart_columns = {
+            c: t
+            for c, t in _columns(con, f"{mart_db}.marts.fct_retrievals").items()
+            if not c.startswith("_lara_")
+        }
         ref_columns = _columns(con, "ref.main.ref_fct_retrievals")
         counts = con.execute(
             "select (select count(*) from marts.fct_retrievals),"
