@@ -90,3 +90,37 @@
     {%- endfor -%}
     ))
 {%- endmacro %}
+
+
+{#- Spark: try_cast accepts the same boolean and date texts as DuckDB; a cast
+    to an integer type rounds half away from zero as DuckDB does (Spark's
+    own cast truncates). -#}
+{% macro spark__lara_try_cast(expression, data_type) -%}
+    {%- if data_type | lower in ('bigint', 'integer', 'int') -%}
+    try_cast(round(try_cast({{ expression }} as double)) as {{ data_type }})
+    {%- else -%}
+    try_cast({{ expression }} as {{ data_type }})
+    {%- endif -%}
+{%- endmacro %}
+
+{#- Spark: JSON array text -> array<string>; null when the text is not an array. -#}
+{% macro spark__lara_parse_string_list(expression) -%}
+    case
+        when left(ltrim({{ expression }}), 1) = '['
+            then from_json({{ expression }}, 'array<string>')
+    end
+{%- endmacro %}
+
+{% macro spark__lara_row_hash(expressions) -%}
+    md5(concat_ws(chr(31)
+    {%- for expression in expressions -%}
+        , coalesce(cast({{ expression }} as string), chr(0))
+    {%- endfor -%}
+    ))
+{%- endmacro %}
+
+
+{#- Spark: size(null) is -1 unless spark.sql.legacy.sizeOfNull is false; null as in DuckDB. -#}
+{% macro spark__lara_list_length(list_expression) -%}
+    case when {{ list_expression }} is not null then cast(size({{ list_expression }}) as bigint) end
+{%- endmacro %}

@@ -131,7 +131,7 @@
         {%- endif %}
         {{ 'union' if not loop.last }}
         {%- else %}
-        select cast(null as varchar) as session_guid where false
+        select cast(null as {{ dbt.type_string() }}) as session_guid where false
         {%- endfor %}
     ),
     {%- endfor %}
@@ -186,7 +186,7 @@ lara_affected_sessions as {{ lara_materialized_cte() }} (
     {% if is_incremental() -%}
     {{ lara_affected_sessions(this, config.get('lara_local_tables', []), config.get('lara_lineage_tables')) }}
     {%- else -%}
-    select cast(null as varchar) as session_guid where false
+    select cast(null as {{ dbt.type_string() }}) as session_guid where false
     {%- endif %}
 ),
 {% endmacro %}

@@ -328,3 +328,219 @@
         {%- endfor %}
     where false
 {% endmacro %}
+
+
+{#- ------------------------------------------------------------------ Spark
+
+    Same views, same columns, same errors as the DuckDB variant, in Spark SQL:
+    - Files are listed once under the raw root with the binaryFile source
+      (recursive, content not read); Spark itself skips hidden and
+      `_`-prefixed files. Only `<table>/dt=<value>/<file>` paths count, as
+      the DuckDB glob.
+    - Parquet: `parquet.<glob>` with union by name
+      (spark.sql.parquet.mergeSchema, set in profiles.yml and here);
+      `_source_line` is `_metadata.row_index + 1` (Spark 3.5+). The type check
+      runs on the merged schema, so an error names the table, the column and
+      the glob rather than one file; files whose types disagree among
+      themselves fail in Spark's schema merge.
+    - JSON Lines (plain and .gz): the `text` source, one row per line.
+      `_source_line` is exact: a split of a file is read in order by one task,
+      monotonically_increasing_id() increases within a task, and
+      `_metadata.file_block_start` orders the splits of a file (a .gz file is
+      never split), so row_number() over (partition by file order by
+      block start, scan id) is the line number, blank lines counted as in
+      DuckDB. A line is parseable when it starts with `{` and parses as a
+      JSON object; values are read as text (nested values as compact JSON).
+-#}
+{% macro spark__lara_register_raw_sources() %}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set root = lara_raw_root() -%}
+    {%- set raw_schema = var('lara_raw_schema', 'lara_raw') -%}
+    {%- do run_query('set spark.sql.parquet.mergeSchema=true') -%}
+    {%- set tables = lara_contract_tables() -%}
+    {%- set table_names = tables | map(attribute='name') | list -%}
+    {#- One listing of the whole root: file paths only, contents not read. -#}
+    {%- do run_query(
+        "create or replace temporary view lara__raw_files using binaryFile options (path '"
+        ~ root ~ "', recursiveFileLookup 'true')") -%}
+    {%- set listed = run_query(
+        "select table_name, path from ("
+        ~ " select regexp_replace(path, '^file:', '') as path,"
+        ~ " regexp_extract(path, '/([^/]+)/dt=[^/]+/[^/]+$', 1) as table_name"
+        ~ " from lara__raw_files) where table_name in ("
+        ~ lara_sql_string_list(table_names)[1:-1] ~ ") order by path") -%}
+    {%- set statements = ['create schema if not exists ' ~ raw_schema] -%}
+    {%- for node in tables -%}
+        {%- set parquet_files = [] -%}
+        {%- set json_files = [] -%}
+        {%- for row in listed.rows if row[0] == node.name -%}
+            {%- set path = row[1] -%}
+            {%- set base = path.split('/')[-1] -%}
+            {%- if base.startswith('_') or base.startswith('.') -%}
+            {%- elif base.endswith('.parquet') -%}
+                {%- do parquet_files.append(path) -%}
+            {%- elif base.endswith('.jsonl') or base.endswith('.jsonl.gz') -%}
+                {%- do json_files.append(path) -%}
+            {%- else -%}
+                {{ exceptions.raise_compiler_error(
+                    "lara: unsupported file '" ~ path ~ "' in table '" ~ node.name
+                    ~ "': expected *.parquet, *.jsonl or *.jsonl.gz") }}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- if not parquet_files and not json_files and node.required_table -%}
+            {{ exceptions.raise_compiler_error(
+                "lara: required table '" ~ node.name ~ "' has no files: looked for "
+                ~ root ~ "/" ~ node.name ~ "/dt=YYYY-MM-DD/*.parquet|*.jsonl|*.jsonl.gz"
+                ~ " (set LARA_RAW_PATH to the folder that holds the log tables)") }}
+        {%- endif -%}
+        {%- set parts = [] -%}
+        {%- if parquet_files -%}
+            {%- do parts.append(spark__lara_raw_parquet_select(node, root ~ '/' ~ node.name ~ '/dt=*/*.parquet')) -%}
+        {%- endif -%}
+        {%- if json_files -%}
+            {%- do parts.append(spark__lara_raw_json_select(node, root ~ '/' ~ node.name ~ '/dt=*/*.{jsonl,jsonl.gz}')) -%}
+        {%- endif -%}
+        {%- if not parts -%}
+            {%- do parts.append(spark__lara_raw_empty_select(node)) -%}
+        {%- endif -%}
+        {%- do statements.append(
+            'create or replace view ' ~ raw_schema ~ '.' ~ node.name ~ ' as\n'
+            ~ (parts | join('\nunion all\n'))
+        ) -%}
+        {%- do log('lara: ' ~ node.name ~ ': ' ~ (parquet_files | length) ~ ' parquet, '
+            ~ (json_files | length) ~ ' json lines file(s) under ' ~ root, info=false) -%}
+    {%- endfor -%}
+    {#- dbt-spark runs a hook as one statement: run them one by one here. -#}
+    {%- for statement in statements -%}
+        {%- do run_query(statement) -%}
+    {%- endfor -%}
+    {{ return('select 1') }}
+{% endmacro %}
+
+
+{% macro spark__lara_expected_parquet_types(lara_type) %}
+    {#- Spark types (of the merged Parquet schema) accepted for each contract type. -#}
+    {%- set integers = ['tinyint', 'smallint', 'int', 'bigint', 'decimal(20,0)'] -%}
+    {%- set accepted = {
+        'id': ['string'],
+        'string': ['string'],
+        'enum': ['string'],
+        'timestamp': ['timestamp', 'timestamp_ntz', 'string'],
+        'boolean': ['boolean'],
+        'integer': integers,
+        'float': ['float', 'double', 'decimal'] + integers,
+        'string_list': ['array<string>'],
+    } -%}
+    {{ return(accepted[lara_type]) }}
+{% endmacro %}
+
+
+{% macro spark__lara_raw_parquet_select(node, files_glob) %}
+    {%- set by_name = {} -%}
+    {%- for column in node.columns -%}{%- do by_name.update({column.name: column}) -%}{%- endfor -%}
+    {#- A temporary view rather than `describe query ... parquet.<glob>`: a failed
+        schema merge then reports the column and both types. -#}
+    {%- do run_query("create or replace temporary view lara__raw_parquet_schema using parquet"
+        ~ " options (path '" ~ files_glob ~ "', mergeSchema 'true')") -%}
+    {%- set schema_rows = run_query("describe lara__raw_parquet_schema") -%}
+    {%- set present = [] -%}
+    {%- for row in schema_rows.rows if row[0] in by_name and row[0] not in present -%}
+        {%- set column = by_name[row[0]] -%}
+        {%- set actual = row[1] | string | lower -%}
+        {%- set accepted = spark__lara_expected_parquet_types(column.lara_type) -%}
+        {%- if column.get('required') and actual not in accepted and actual.split('(')[0] not in accepted -%}
+            {{ exceptions.raise_compiler_error(
+                "lara: Parquet files '" ~ files_glob ~ "' have column '" ~ row[0] ~ "' of type "
+                ~ row[1] ~ "; table '" ~ node.name ~ "' requires a " ~ column.lara_type
+                ~ " (" ~ (accepted | join(', ')) ~ ")") }}
+        {%- endif -%}
+        {%- do present.append(row[0]) -%}
+    {%- endfor -%}
+    {%- set columns = node.columns -%}
+    {%- set raw_fields = [] -%}
+    {%- for column in columns if column.name in present -%}
+        {%- do raw_fields.append("'" ~ column.name ~ "', " ~ column.name) -%}
+    {%- endfor %}
+    select
+        'parquet' as _source_format,
+        regexp_replace(_metadata.file_path, '^file:', '') as _source_file,
+        _metadata.row_index + 1 as _source_line,
+        regexp_extract(_metadata.file_path, 'dt=([^/]+)', 1) as _partition_value,
+        true as _is_parseable,
+        {% if raw_fields -%}
+        to_json(named_struct({{ raw_fields | join(', ') }}), map('ignoreNullFields', 'false'))
+        {%- else -%}'{}'{%- endif %} as _raw_row,
+        {%- for column in columns %}
+        {% if column.name not in present -%}
+        cast(null as string)
+        {%- elif column.lara_type == 'string_list' -%}
+        to_json({{ column.name }})
+        {%- else -%}
+        cast({{ column.name }} as string)
+        {%- endif %} as {{ column.name }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from parquet.`{{ files_glob }}`
+{% endmacro %}
+
+
+{% macro spark__lara_raw_json_select(node, files_glob) %}
+    {%- set columns = node.columns %}
+    select
+        'jsonl' as _source_format,
+        _source_file,
+        _source_line,
+        regexp_extract(_source_file, 'dt=([^/]+)', 1) as _partition_value,
+        _is_parseable,
+        _line as _raw_row,
+        {%- for column in columns %}
+        try_element_at(_object, '{{ column.name }}') as {{ column.name }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from (
+        select
+            *,
+            {#- Only valid objects are read; others read as an empty map. -#}
+            case
+                when _is_parseable then from_json(_line, 'map<string,string>')
+                else map()
+            end as _object
+        from (
+            select
+                _source_file,
+                _line,
+                row_number() over (
+                    partition by _source_file order by _block_start, _scan_id
+                ) as _source_line,
+                coalesce(
+                    left(ltrim(_line), 1) = '{'
+                    and from_json(_line, 'map<string,string>') is not null,
+                    false
+                ) as _is_parseable
+            from (
+                select
+                    regexp_replace(_metadata.file_path, '^file:', '') as _source_file,
+                    _metadata.file_block_start as _block_start,
+                    monotonically_increasing_id() as _scan_id,
+                    value as _line
+                from text.`{{ files_glob }}`
+            )
+        )
+    )
+    {#- Blank lines are not records. -#}
+    where trim(coalesce(_line, '')) <> ''
+{% endmacro %}
+
+
+{% macro spark__lara_raw_empty_select(node) %}
+    {%- set columns = node.columns %}
+    select
+        cast(null as string) as _source_format,
+        cast(null as string) as _source_file,
+        cast(null as bigint) as _source_line,
+        cast(null as string) as _partition_value,
+        cast(null as boolean) as _is_parseable,
+        cast(null as string) as _raw_row,
+        {%- for column in columns %}
+        cast(null as string) as {{ column.name }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    where false
+{% endmacro %}

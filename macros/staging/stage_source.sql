@@ -117,7 +117,7 @@ delivered_earlier as (
         {%- for column in columns %}
         {{ column.name }},
         {%- endfor %}
-        cast(null as varchar) as _failed_check,
+        cast(null as {{ dbt.type_string() }}) as _failed_check,
         _row_hash,
         _record_key
     from {{ this }}
@@ -203,7 +203,7 @@ final as (
         _row_hash,
         case
             when _failed_check is null then 'key:' || _record_key
-            else 'row:' || _source_file || ':' || cast(_source_line as varchar)
+            else 'row:' || _source_file || ':' || cast(_source_line as {{ dbt.type_string() }})
         end as _dedup_key,
         _source_format,
         _source_file,

@@ -23,9 +23,9 @@ sequenced as (
         prompted_at,
         is_synthetic,
         is_retrieval_turn,
-        row_number() over (
+        cast(row_number() over (
             partition by session_guid order by prompted_at, prompt_id
-        ) as prompt_sequence,
+        ) as bigint) as prompt_sequence,
         lead(prompt_id) over (
             partition by session_guid order by prompted_at, prompt_id
         ) as next_prompt_id,

@@ -35,10 +35,10 @@ ranked as (
     select
         retrieval_id,
         asset_id,
-        row_number() over (
+        cast(row_number() over (
             partition by retrieval_id
             order by displayed_position
-        ) as display_position
+        ) as bigint) as display_position
     from first_occurrences
 
 )

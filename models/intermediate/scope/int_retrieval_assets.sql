@@ -35,10 +35,10 @@ ranked as (
         retrieval_id,
         asset_id,
         returned_position,
-        row_number() over (
+        cast(row_number() over (
             partition by retrieval_id
             order by returned_position
-        ) as asset_rank
+        ) as bigint) as asset_rank
     from first_occurrences
 
 )

@@ -36,11 +36,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from lara import engine
+from lara.engine import Warehouse
 from lara.paths import project_dir
 
 MARTS_SCHEMA = "marts"
@@ -402,45 +403,27 @@ def entity_observability(observations: pd.DataFrame, resamples: int, seed: int) 
 # ---------------------------------------------------------------- warehouse
 
 
-def _relation_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    found = con.execute(
-        "select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
-        [MARTS_SCHEMA, name],
-    ).fetchone()
-    return bool(found and found[0])
+def _relation_exists(con: Warehouse, name: str) -> bool:
+    return con.relation_exists(MARTS_SCHEMA, name)
 
 
 def _write_table(
-    con: duckdb.DuckDBPyConnection,
+    con: Warehouse,
     name: str,
     frame: pd.DataFrame,
     columns: list[tuple[str, str, str]],
     description: str,
 ) -> None:
     """Replace marts.<name> with `frame`, typed and commented."""
-    relation = f"{MARTS_SCHEMA}.{name}"
-    con.execute(f"create schema if not exists {MARTS_SCHEMA}")
-    con.register("_lara_bridge_frame", frame)
-    try:
-        casts = ", ".join(f"cast({column} as {kind}) as {column}" for column, kind, _ in columns)
-        con.execute(f"create or replace table {relation} as select {casts} from _lara_bridge_frame")
-    finally:
-        con.unregister("_lara_bridge_frame")
-    con.execute(f"comment on table {relation} is {_sql_string(description)}")
-    for column, _, text in columns:
-        con.execute(f"comment on column {relation}.{column} is {_sql_string(text)}")
+    con.write_table(MARTS_SCHEMA, name, frame, columns, description)
 
 
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _read_thresholds(con: duckdb.DuckDBPyConnection) -> tuple[float, float]:
+def _read_thresholds(con: Warehouse) -> tuple[float, float]:
     if _relation_exists(con, "agg_bridge_quadrants"):
-        found = con.execute(
+        found = con.query_one(
             f"select max(bridge_tau_low), max(bridge_tau_high) "
             f"from {MARTS_SCHEMA}.agg_bridge_quadrants"
-        ).fetchone()
+        )
         if found and found[0] is not None:
             return float(found[0]), float(found[1])
     return 0.5, 0.5
@@ -477,9 +460,12 @@ def run_bridge_statistics(
     nulls, no plot), else `ok`.
     """
     warehouse = Path(warehouse)
-    if not warehouse.exists():
+    on_spark = engine.target_name() == "spark"
+    if not on_spark and not warehouse.exists():
         raise FileNotFoundError(f"lara bridge: warehouse {warehouse} does not exist")
-    with duckdb.connect(str(warehouse)) as con:
+    if on_spark:
+        warehouse = Path("spark")  # named in messages; the session is the warehouse
+    with engine.connect(warehouse) as con:
         if not _relation_exists(con, "fct_document_utility"):
             message = (
                 f"lara bridge: skipped, {MARTS_SCHEMA}.fct_document_utility is not in {warehouse} "
@@ -493,12 +479,12 @@ def run_bridge_statistics(
                 "plot": None,
                 "message": message,
             }
-        documents = con.execute(f"select * from {MARTS_SCHEMA}.fct_document_utility").df()
+        documents = con.query_df(f"select * from {MARTS_SCHEMA}.fct_document_utility")
         if _relation_exists(con, "fct_entity_observations"):
-            observations = con.execute(
+            observations = con.query_df(
                 f"select trajectory_id, is_discriminative, appears_in_next_query "
                 f"from {MARTS_SCHEMA}.fct_entity_observations"
-            ).df()
+            )
         else:
             observations = pd.DataFrame(
                 {"trajectory_id": [], "is_discriminative": [], "appears_in_next_query": []}

@@ -106,6 +106,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print("lara: dbt docs generate failed", file=sys.stderr)
         return EXIT_BUILD_FAILED
 
+    from lara.engine import target_name
+
+    if target_name() == "spark":
+        # Exports and the dashboard read the DuckDB warehouse file.
+        print("== lara: done on Spark (marts in the metastore's `marts` database);")
+        print("   exports and the dashboard read a DuckDB warehouse: skipped (LARA_TARGET=spark)")
+        return EXIT_GATE_FAILED if gate_code == 2 else EXIT_OK
+
     print("== lara: exports for BI tools and the dashboard")
     from lara.export import export_marts
     from lara.report import build_dashboard

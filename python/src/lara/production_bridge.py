@@ -50,12 +50,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from lara import bridge
+from lara import bridge, engine
 
 TABLE_NAME = "production_bridge_statistics"
 SOURCE_MODEL = "fct_retrieval_bridge"
@@ -291,9 +290,12 @@ def run_production_bridge_statistics(
     statistics and a note), else `ok`; `rows` holds the written rows as dicts.
     """
     warehouse = Path(warehouse)
-    if not warehouse.exists():
+    on_spark = engine.target_name() == "spark"
+    if not on_spark and not warehouse.exists():
         raise FileNotFoundError(f"lara production bridge: warehouse {warehouse} does not exist")
-    with duckdb.connect(str(warehouse)) as con:
+    if on_spark:
+        warehouse = Path("spark")  # named in messages; the session is the warehouse
+    with engine.connect(warehouse) as con:
         if not bridge._relation_exists(con, SOURCE_MODEL):
             message = (
                 f"lara production bridge: skipped, {bridge.MARTS_SCHEMA}.{SOURCE_MODEL} is not "
@@ -301,10 +303,10 @@ def run_production_bridge_statistics(
             )
             print(message)
             return {"status": "skipped", "rows": [], "message": message}
-        retrievals = con.execute(
+        retrievals = con.query_df(
             f"select retrieval_id, session_guid, retrieval_role, ndcg_at_k, is_used, has_outcome "
             f"from {bridge.MARTS_SCHEMA}.{SOURCE_MODEL}"
-        ).df()
+        )
         statistics = production_bridge_statistics(retrievals, resamples, seed)
         bridge._write_table(
             con, TABLE_NAME, statistics, PRODUCTION_BRIDGE_STATISTICS_COLUMNS, TABLE_DESCRIPTION
