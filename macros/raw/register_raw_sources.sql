@@ -317,14 +317,14 @@
 {% macro lara_raw_empty_select(node) %}
     {%- set columns = node.columns %}
     select
-        cast(null as varchar) as _source_format,
-        cast(null as varchar) as _source_file,
+        cast(null as {{ dbt.type_string() }}) as _source_format,
+        cast(null as {{ dbt.type_string() }}) as _source_file,
         cast(null as bigint) as _source_line,
-        cast(null as varchar) as _partition_value,
+        cast(null as {{ dbt.type_string() }}) as _partition_value,
         cast(null as boolean) as _is_parseable,
-        cast(null as varchar) as _raw_row,
+        cast(null as {{ dbt.type_string() }}) as _raw_row,
         {%- for column in columns %}
-        cast(null as varchar) as {{ column.name }}{{ ',' if not loop.last }}
+        cast(null as {{ dbt.type_string() }}) as {{ column.name }}{{ ',' if not loop.last }}
         {%- endfor %}
     where false
 {% endmacro %}
@@ -401,7 +401,7 @@
             {%- do parts.append(spark__lara_raw_json_select(node, root ~ '/' ~ node.name ~ '/dt=*/*.{jsonl,jsonl.gz}')) -%}
         {%- endif -%}
         {%- if not parts -%}
-            {%- do parts.append(spark__lara_raw_empty_select(node)) -%}
+            {%- do parts.append(lara_raw_empty_select(node)) -%}
         {%- endif -%}
         {%- do statements.append(
             'create or replace view ' ~ raw_schema ~ '.' ~ node.name ~ ' as\n'
@@ -529,18 +529,3 @@
     where trim(coalesce(_line, '')) <> ''
 {% endmacro %}
 
-
-{% macro spark__lara_raw_empty_select(node) %}
-    {%- set columns = node.columns %}
-    select
-        cast(null as string) as _source_format,
-        cast(null as string) as _source_file,
-        cast(null as bigint) as _source_line,
-        cast(null as string) as _partition_value,
-        cast(null as boolean) as _is_parseable,
-        cast(null as string) as _raw_row,
-        {%- for column in columns %}
-        cast(null as string) as {{ column.name }}{{ ',' if not loop.last }}
-        {%- endfor %}
-    where false
-{% endmacro %}
