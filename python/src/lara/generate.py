@@ -2225,6 +2225,8 @@ class _Gen:
 def _resolve_latest(key: np.ndarray, judge: np.ndarray, at: np.ndarray) -> np.ndarray:
     """Index of the winning label per key: human over llm, latest within a kind."""
     order = np.lexsort((at, judge, key))
+    if order.size == 0:  # no labels left (a tiny sample, every label a conflict victim)
+        return order
     k = key[order]
     last = np.r_[k[1:] != k[:-1], True]
     return order[last]
