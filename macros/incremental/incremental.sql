@@ -31,12 +31,18 @@
     next run.
 #}
 
-{% macro lara_incremental_materialization() -%}
-    {#- 'incremental' where the project's incremental strategies run (DuckDB:
-        delete+insert and lara_replace_sessions need DELETE); 'table' on
-        engines whose plain tables have no DELETE (Spark without Delta), which
-        rebuild these models on every run. -#}
-    {{ return('table' if target.type == 'spark' else 'incremental') }}
+{% macro lara_overwrites_partitions() -%}
+    {#- True where plain tables have no DELETE (Spark without Delta): the
+        incremental models there replace whole partitions instead of rows
+        (macros/spark/incremental.sql). -#}
+    {{ return(target.type == 'spark') }}
+{%- endmacro %}
+
+
+{% macro lara_spark_partition_by(column) -%}
+    {#- The model config partition_by: `column` where incremental runs replace
+        partitions (Spark), none elsewhere. -#}
+    {{ return([column] if lara_overwrites_partitions() else none) }}
 {%- endmacro %}
 
 
@@ -82,14 +88,16 @@
 {% endmacro %}
 
 
-{% macro lara_affected_sessions(relation, local_tables=[], lineage_tables=none) %}
+{% macro lara_affected_sessions(relation, local_tables=[], lineage_tables=none, watermark=none, touched=none) %}
     {#- select session_guid: the sessions a run of `relation` must recompute:
         the lineage closure of sessions touched in `lineage_tables` (default
         lara_lineage_tables()), plus the sessions touched in `local_tables`
-        (label tables the model reads: they change their own session only). -#}
-    {%- set watermark = lara_watermark(relation) -%}
+        (label tables the model reads: they change their own session only).
+        `watermark`: a SQL timestamp (default: the model's, as a subquery).
+        `touched`: a relation already holding the touched sessions
+        (session_guid, is_lineage), as lara_touched_sessions_select() gives. -#}
+    {%- set watermark = watermark if watermark is not none else lara_watermark(relation) -%}
     {%- set lineage = lineage_tables if lineage_tables is not none else lara_lineage_tables() -%}
-    {%- set reach_of = lara_session_tables() %}
     with
 
     prompt_sessions as (
@@ -111,28 +119,15 @@
         where session_guid is not null
     ),
 
-    {%- for part, part_tables in [('touched_sessions', lineage), ('local_sessions', local_tables)] %}
+    {%- for part, is_lineage in [('touched_sessions', 'true'), ('local_sessions', 'false')] %}
     {{ part }} as (
-        {%- for table_name in part_tables %}
-        {%- set reach = reach_of[table_name] %}
-        {%- if reach == 'session' %}
-        select session_guid from {{ lara_base_relation(table_name) }}
-        where _lara_loaded_at > {{ watermark }}
-        {%- elif reach == 'prompt' %}
-        select prompt_sessions.session_guid
-        from {{ lara_base_relation(table_name) }} as loaded
-        inner join prompt_sessions on loaded.prompt_id = prompt_sessions.prompt_id
-        where loaded._lara_loaded_at > {{ watermark }}
+        {%- if touched is not none %}
+        select session_guid from {{ touched }} where is_lineage = {{ is_lineage }}
         {%- else %}
-        select retrieval_sessions.session_guid
-        from {{ lara_base_relation(table_name) }} as loaded
-        inner join retrieval_sessions on loaded.retrieval_id = retrieval_sessions.retrieval_id
-        where loaded._lara_loaded_at > {{ watermark }}
+        select session_guid from (
+            {{ lara_touched_sessions_select(local_tables, lineage, watermark) }}
+        ) as touched where is_lineage = {{ is_lineage }}
         {%- endif %}
-        {{ 'union' if not loop.last }}
-        {%- else %}
-        select cast(null as {{ dbt.type_string() }}) as session_guid where false
-        {%- endfor %}
     ),
     {%- endfor %}
 
@@ -178,18 +173,144 @@
 {% endmacro %}
 
 
+{% macro lara_touched_sessions_select(local_tables, lineage_tables, watermark) %}
+    {#- select session_guid, is_lineage: sessions with a row loaded after
+        `watermark` in a lineage table (is_lineage) or a local label table. -#}
+    {%- set reach_of = lara_session_tables() -%}
+    {%- set parts = [] -%}
+    {%- for tables, is_lineage in [(lineage_tables, 'true'), (local_tables, 'false')] -%}
+    {%- for table_name in tables -%}
+    {%- set reach = reach_of[table_name] -%}
+    {%- set part -%}
+        {%- if reach == 'session' %}
+        select session_guid, {{ is_lineage }} as is_lineage from {{ lara_base_relation(table_name) }}
+        where _lara_loaded_at > {{ watermark }}
+        {%- elif reach == 'prompt' %}
+        select prompts.session_guid, {{ is_lineage }} as is_lineage
+        from {{ lara_base_relation(table_name) }} as loaded
+        inner join {{ lara_base_relation('prompts') }} as prompts on loaded.prompt_id = prompts.prompt_id
+        where loaded._lara_loaded_at > {{ watermark }}
+        {%- else %}
+        select prompts.session_guid, {{ is_lineage }} as is_lineage
+        from {{ lara_base_relation(table_name) }} as loaded
+        inner join {{ lara_base_relation('retrievals') }} as retrievals
+            on loaded.retrieval_id = retrievals.retrieval_id
+        inner join {{ lara_base_relation('prompts') }} as prompts on retrievals.prompt_id = prompts.prompt_id
+        where loaded._lara_loaded_at > {{ watermark }}
+        {%- endif %}
+    {%- endset -%}
+    {%- do parts.append(part) -%}
+    {%- endfor -%}
+    {%- endfor -%}
+    {%- if not parts -%}
+    {%- do parts.append('select cast(null as ' ~ dbt.type_string() ~ ') as session_guid, true as is_lineage where false') -%}
+    {%- endif %}
+    {{ parts | join('\n        union\n') }}
+{% endmacro %}
+
+
 {% macro lara_affected_sessions_cte() %}
-    {#- The first CTE of a session-grained incremental model:
-        `lara_affected_sessions`, empty work on a full build. The label
-        tables the model reads are its config `lara_local_tables`. -#}
+    {#- The first CTEs of a session-grained incremental model:
+        `lara_affected_sessions` (select session_guid), empty work on a full
+        build, and `lara_session_dates` (session_guid, session_date) of the
+        sessions the run computes. The label tables the model reads are its
+        config `lara_local_tables`.
+
+        Where incremental runs replace partitions (Spark), the affected
+        sessions are widened to whole session days and staged in a table by
+        the model's pre-hook (lara_stage_affected_sessions): Spark inlines a
+        CTE at every reference, and this one is referenced many times. -#}
+    {%- set staged = is_incremental() and lara_overwrites_partitions() %}
 lara_affected_sessions as {{ lara_materialized_cte() }} (
-    {% if is_incremental() -%}
+    {% if staged -%}
+    select session_guid from {{ lara_staged_sessions_relation(this) }}
+    {%- elif is_incremental() -%}
     {{ lara_affected_sessions(this, config.get('lara_local_tables', []), config.get('lara_lineage_tables')) }}
     {%- else -%}
     select cast(null as {{ dbt.type_string() }}) as session_guid where false
     {%- endif %}
 ),
+
+lara_session_dates as {{ lara_materialized_cte() }} (
+    {{ lara_session_dates_select(lara_in_affected_sessions('session_guid')) }}
+),
 {% endmacro %}
+
+
+{% macro lara_staged_sessions_relation(relation) %}
+    {{ return(relation.incorporate(path={'identifier': relation.identifier ~ '__lara_sessions'})) }}
+{% endmacro %}
+
+
+{% macro lara_stage_affected_sessions() %}
+    {#- Pre-hook of the session-grained models. Where incremental runs replace
+        partitions (Spark, partitioned by `_lara_session_date`): writes the
+        run's affected sessions, widened to every session of each day that
+        holds one (by its date before and after the run, so that each
+        partition written is complete), to `<model>__lara_sessions`, which
+        the model and the strategy read and the strategy drops. Spark inlines
+        a CTE at every reference, so the steps are staged as tables: the
+        touched sessions (watermark read once), their lineage closure, then
+        the widened set. Elsewhere nothing (an empty hook is not run). -#}
+    {%- if not (execute and is_incremental() and lara_overwrites_partitions()) -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set staged = lara_staged_sessions_relation(this) -%}
+    {%- set touched = this.incorporate(path={'identifier': this.identifier ~ '__lara_touched'}) -%}
+    {%- set closure = this.incorporate(path={'identifier': this.identifier ~ '__lara_closure'}) -%}
+    {%- set session_column = config.get('lara_session_column', 'session_guid') -%}
+    {%- set lineage = config.get('lara_lineage_tables') or lara_lineage_tables() -%}
+    {%- set local = config.get('lara_local_tables', []) -%}
+    {%- set newest = run_query('select cast(max(_lara_loaded_at) as string) from ' ~ this).columns[0].values()[0] -%}
+    {%- set watermark = "cast('" ~ (newest or '1900-01-01') ~ "' as timestamp)" -%}
+    {%- for relation in [staged, touched, closure] -%}
+        {%- do run_query('drop table if exists ' ~ relation) -%}
+    {%- endfor -%}
+    {%- do run_query('create table ' ~ touched ~ ' using parquet as select distinct * from ('
+        ~ lara_touched_sessions_select(local, lineage, watermark) ~ ') as touched where session_guid is not null') -%}
+    {%- do run_query('create table ' ~ closure ~ ' using parquet as '
+        ~ lara_affected_sessions(this, local, lineage, watermark=watermark, touched=touched)) -%}
+    create table {{ staged }} using parquet as
+    with
+
+    lara_all_session_dates as (
+        {{ lara_session_dates_select() }}
+    ),
+
+    lara_affected_days as (
+        select {{ lara_null_safe_date('_lara_session_date') }} as session_date from {{ this }}
+        where {{ session_column }} in (select session_guid from {{ closure }})
+        union
+        select {{ lara_null_safe_date('session_date') }} from lara_all_session_dates
+        where session_guid in (select session_guid from {{ closure }})
+    ),
+
+    lara_widened as (
+        select session_guid from {{ closure }}
+        union
+        select {{ session_column }} from {{ this }}
+        where {{ lara_null_safe_date('_lara_session_date') }} in (select session_date from lara_affected_days)
+        union
+        select session_guid from lara_all_session_dates
+        where {{ lara_null_safe_date('session_date') }} in (select session_date from lara_affected_days)
+    )
+
+    select distinct session_guid from lara_widened where session_guid is not null
+{% endmacro %}
+
+
+{% macro lara_session_dates_select(where='true') %}
+    {#- select session_guid, session_date from int_session_dates (the UTC date
+        of each session's first clean prompt or action), optionally filtered. -#}
+    select session_guid, session_date from {{ ref('int_session_dates') }}
+    where {{ where }}
+{% endmacro %}
+
+
+{% macro lara_null_safe_date(column) -%}
+    {#- A session date to match on: rows without one form their own partition. -#}
+    coalesce({{ column }}, cast('1900-01-01' as date))
+{%- endmacro %}
 
 
 {% macro lara_materialized_cte() -%}
@@ -232,4 +353,19 @@ lara_affected_sessions as {{ lara_materialized_cte() }} (
     );
     insert into {{ target }} ({{ columns }})
     select {{ columns }} from {{ arg_dict['temp_relation'] }}
+{% endmacro %}
+
+
+{% macro lara_stamp_rows(cte, session_column='session_guid') %}
+    {#- The final select of a session-grained incremental model: the rows of
+        `cte` with their bookkeeping columns, `_lara_loaded_at` (this run) and
+        `_lara_session_date` (the date of the row's session, `session_column`,
+        the model's lara_session_column; the partition column on Spark). -#}
+select
+    {{ cte }}.*,
+    {{ lara_run_started_at() }} as _lara_loaded_at,
+    lara_session_dates.session_date as _lara_session_date
+from {{ cte }}
+left join lara_session_dates
+    on {{ cte }}.{{ session_column }} = lara_session_dates.session_guid
 {% endmacro %}

@@ -73,31 +73,6 @@
 {% endmacro %}
 
 
-{% macro lara_raw_files(node) %}
-    {#- The data files of one contract table: {'parquet': [...], 'json': [...]},
-        sorted by path. Stops on a file of an unsupported kind. -#}
-    {%- set table_glob = lara_raw_root() ~ '/' ~ node.name ~ '/dt=*/*' -%}
-    {%- set found = run_query("select file from glob('" ~ table_glob ~ "') order by file") -%}
-    {%- set files = {'parquet': [], 'json': []} -%}
-    {%- for row in found.rows -%}
-        {%- set path = row[0] -%}
-        {%- set base = path.split('/')[-1] -%}
-        {%- if base.startswith('_') or base.startswith('.') -%}
-            {#- Hadoop/Spark markers such as _SUCCESS: not data. -#}
-        {%- elif base.endswith('.parquet') -%}
-            {%- do files.parquet.append(path) -%}
-        {%- elif base.endswith('.jsonl') or base.endswith('.jsonl.gz') -%}
-            {%- do files.json.append(path) -%}
-        {%- else -%}
-            {{ exceptions.raise_compiler_error(
-                "lara: unsupported file '" ~ path ~ "' in table '" ~ node.name
-                ~ "': expected *.parquet, *.jsonl or *.jsonl.gz") }}
-        {%- endif -%}
-    {%- endfor -%}
-    {{ return(files) }}
-{% endmacro %}
-
-
 {% macro lara_raw_union_select(node, parquet_files, json_files) %}
     {%- set parts = [] -%}
     {%- if parquet_files -%}
@@ -123,16 +98,6 @@
     partitions are not read at all.
 #}
 {% macro lara_raw_pending_select(table_name, relation) %}
-    {{ return(adapter.dispatch('lara_raw_pending_select', 'lara')(table_name, relation)) }}
-{% endmacro %}
-
-
-{% macro default__lara_raw_pending_select(table_name, relation) %}
-    select * from {{ source('lara_raw', table_name) }}
-{% endmacro %}
-
-
-{% macro duckdb__lara_raw_pending_select(table_name, relation) %}
     {%- set node = (lara_contract_tables() | selectattr('name', 'equalto', table_name) | first) -%}
     {%- if not execute -%}{{ return(lara_raw_empty_select(node)) }}{%- endif -%}
     {%- set files = lara_raw_files(node) -%}
@@ -140,7 +105,7 @@
         "select distinct _source_file from " ~ relation
     ).columns[0].values() -%}
     {%- set latest = run_query(
-        "select cast(max(_partition_date) as varchar) from " ~ relation
+        "select cast(max(_partition_date) as " ~ dbt.type_string() ~ ") from " ~ relation
     ).columns[0].values()[0] -%}
     {%- set lookback = var('lara_lookback_days') | int -%}
     {%- set cutoff = (modules.datetime.date.fromisoformat(latest)
@@ -149,7 +114,7 @@
     {%- for path in files.parquet + files.json -%}
         {%- set partition = lara_partition_of(path) -%}
         {%- set is_recent = cutoff and partition[:4].isdigit() and partition >= cutoff -%}
-        {%- if path not in loaded or is_recent -%}
+        {%- if (path not in loaded or is_recent) and partition not in pending -%}
             {%- do pending.append(partition) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -158,8 +123,42 @@
     {%- for path in files.parquet if lara_partition_of(path) in pending -%}{%- do parquet.append(path) -%}{%- endfor -%}
     {%- for path in files.json if lara_partition_of(path) in pending -%}{%- do json.append(path) -%}{%- endfor -%}
     {%- do log('lara: ' ~ table_name ~ ': incremental run reads ' ~ ((parquet | length) + (json | length))
-        ~ ' file(s) in ' ~ (pending | unique | list | length) ~ ' pending partition(s)', info=true) -%}
-    {{ return(lara_raw_union_select(node, parquet, json)) }}
+        ~ ' file(s) in ' ~ (pending | length) ~ ' pending partition(s)', info=true) -%}
+    {{ return(adapter.dispatch('lara_raw_partitions_select', 'lara')(node, parquet, json, pending)) }}
+{% endmacro %}
+
+
+{% macro duckdb__lara_raw_partitions_select(node, parquet_files, json_files, partitions) %}
+    {#- The rows of the given files (DuckDB reads a list of files). -#}
+    {{ return(lara_raw_union_select(node, parquet_files, json_files)) }}
+{% endmacro %}
+
+
+{% macro lara_raw_files(node) %}
+    {#- The data files of one contract table: {'parquet': [...], 'json': [...]},
+        sorted by path. Stops on a file of an unsupported kind. -#}
+    {%- set files = {'parquet': [], 'json': []} -%}
+    {%- for path in adapter.dispatch('lara_raw_file_paths', 'lara')(node) -%}
+        {%- set base = path.split('/')[-1] -%}
+        {%- if base.startswith('_') or base.startswith('.') -%}
+            {#- Hadoop/Spark markers such as _SUCCESS: not data. -#}
+        {%- elif base.endswith('.parquet') -%}
+            {%- do files.parquet.append(path) -%}
+        {%- elif base.endswith('.jsonl') or base.endswith('.jsonl.gz') -%}
+            {%- do files.json.append(path) -%}
+        {%- else -%}
+            {{ exceptions.raise_compiler_error(
+                "lara: unsupported file '" ~ path ~ "' in table '" ~ node.name
+                ~ "': expected *.parquet, *.jsonl or *.jsonl.gz") }}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(files) }}
+{% endmacro %}
+
+
+{% macro duckdb__lara_raw_file_paths(node) %}
+    {%- set table_glob = lara_raw_root() ~ '/' ~ node.name ~ '/dt=*/*' -%}
+    {{ return(run_query("select file from glob('" ~ table_glob ~ "') order by file").columns[0].values() | list) }}
 {% endmacro %}
 
 
@@ -333,10 +332,9 @@
 {#- ------------------------------------------------------------------ Spark
 
     Same views, same columns, same errors as the DuckDB variant, in Spark SQL:
-    - Files are listed once under the raw root with the binaryFile source
-      (recursive, content not read); Spark itself skips hidden and
-      `_`-prefixed files. Only `<table>/dt=<value>/<file>` paths count, as
-      the DuckDB glob.
+    - Files are listed under the raw root with the binaryFile source
+      (spark__lara_raw_file_paths); an incremental run reads only the dt=
+      folders of its pending partitions (spark__lara_raw_partitions_select).
     - Parquet: `parquet.<glob>` with union by name
       (spark.sql.parquet.mergeSchema, set in profiles.yml and here);
       `_source_line` is `_metadata.row_index + 1` (Spark 3.5+). The type check
@@ -357,64 +355,76 @@
     {%- set root = lara_raw_root() -%}
     {%- set raw_schema = var('lara_raw_schema', 'lara_raw') -%}
     {%- do run_query('set spark.sql.parquet.mergeSchema=true') -%}
-    {%- set tables = lara_contract_tables() -%}
-    {%- set table_names = tables | map(attribute='name') | list -%}
-    {#- One listing of the whole root: file paths only, contents not read. -#}
-    {%- do run_query(
-        "create or replace temporary view lara__raw_files using binaryFile options (path '"
-        ~ root ~ "', recursiveFileLookup 'true')") -%}
-    {%- set listed = run_query(
-        "select table_name, path from ("
-        ~ " select regexp_replace(path, '^file:', '') as path,"
-        ~ " regexp_extract(path, '/([^/]+)/dt=[^/]+/[^/]+$', 1) as table_name"
-        ~ " from lara__raw_files) where table_name in ("
-        ~ lara_sql_string_list(table_names)[1:-1] ~ ") order by path") -%}
     {%- set statements = ['create schema if not exists ' ~ raw_schema] -%}
-    {%- for node in tables -%}
-        {%- set parquet_files = [] -%}
-        {%- set json_files = [] -%}
-        {%- for row in listed.rows if row[0] == node.name -%}
-            {%- set path = row[1] -%}
-            {%- set base = path.split('/')[-1] -%}
-            {%- if base.startswith('_') or base.startswith('.') -%}
-            {%- elif base.endswith('.parquet') -%}
-                {%- do parquet_files.append(path) -%}
-            {%- elif base.endswith('.jsonl') or base.endswith('.jsonl.gz') -%}
-                {%- do json_files.append(path) -%}
-            {%- else -%}
-                {{ exceptions.raise_compiler_error(
-                    "lara: unsupported file '" ~ path ~ "' in table '" ~ node.name
-                    ~ "': expected *.parquet, *.jsonl or *.jsonl.gz") }}
-            {%- endif -%}
-        {%- endfor -%}
-        {%- if not parquet_files and not json_files and node.required_table -%}
+    {%- for node in lara_contract_tables() -%}
+        {%- set files = lara_raw_files(node) -%}
+        {%- if not files.parquet and not files.json and node.required_table -%}
             {{ exceptions.raise_compiler_error(
                 "lara: required table '" ~ node.name ~ "' has no files: looked for "
                 ~ root ~ "/" ~ node.name ~ "/dt=YYYY-MM-DD/*.parquet|*.jsonl|*.jsonl.gz"
                 ~ " (set LARA_RAW_PATH to the folder that holds the log tables)") }}
         {%- endif -%}
-        {%- set parts = [] -%}
-        {%- if parquet_files -%}
-            {%- do parts.append(spark__lara_raw_parquet_select(node, root ~ '/' ~ node.name ~ '/dt=*/*.parquet')) -%}
-        {%- endif -%}
-        {%- if json_files -%}
-            {%- do parts.append(spark__lara_raw_json_select(node, root ~ '/' ~ node.name ~ '/dt=*/*.{jsonl,jsonl.gz}')) -%}
-        {%- endif -%}
-        {%- if not parts -%}
-            {%- do parts.append(lara_raw_empty_select(node)) -%}
-        {%- endif -%}
         {%- do statements.append(
             'create or replace view ' ~ raw_schema ~ '.' ~ node.name ~ ' as\n'
-            ~ (parts | join('\nunion all\n'))
+            ~ spark__lara_raw_partitions_select(node, files.parquet, files.json, none)
         ) -%}
-        {%- do log('lara: ' ~ node.name ~ ': ' ~ (parquet_files | length) ~ ' parquet, '
-            ~ (json_files | length) ~ ' json lines file(s) under ' ~ root, info=false) -%}
+        {%- do log('lara: ' ~ node.name ~ ': ' ~ (files.parquet | length) ~ ' parquet, '
+            ~ (files.json | length) ~ ' json lines file(s) under ' ~ root, info=false) -%}
     {%- endfor -%}
     {#- dbt-spark runs a hook as one statement: run them one by one here. -#}
     {%- for statement in statements -%}
         {%- do run_query(statement) -%}
     {%- endfor -%}
     {{ return('select 1') }}
+{% endmacro %}
+
+
+{% macro spark__lara_raw_file_paths(node) %}
+    {#- Data file paths of one table, listed with the binaryFile source
+        (recursive, contents not read; Spark itself skips hidden and
+        `_`-prefixed files). Only `<table>/dt=<value>/<file>` paths count, as
+        the DuckDB glob. The listing starts at the raw root, so a table
+        without a folder lists as empty rather than failing. -#}
+    {%- set view = 'lara__raw_files_' ~ node.name -%}
+    {%- do run_query(
+        "create or replace temporary view " ~ view ~ " using binaryFile options (path '"
+        ~ lara_raw_root() ~ "', recursiveFileLookup 'true')") -%}
+    {%- set listed = run_query(
+        "select path from (select regexp_replace(path, '^file:', '') as path from " ~ view ~ ")"
+        ~ " where regexp_extract(path, '/([^/]+)/dt=[^/]+/[^/]+$', 1) = '" ~ node.name ~ "'"
+        ~ " order by path") -%}
+    {{ return(listed.columns[0].values() | list) }}
+{% endmacro %}
+
+
+{% macro spark__lara_raw_partitions_select(node, parquet_files, json_files, partitions) %}
+    {#- The rows of the given files: Spark reads a path glob per format, over
+        every dt= folder (partitions none) or the given ones (`dt={a,b}`);
+        a partition name holding a glob character falls back to every
+        folder filtered by name. -#}
+    {%- set root = lara_raw_root() ~ '/' ~ node.name -%}
+    {%- set globbable = namespace(ok=partitions is not none) -%}
+    {%- for partition in (partitions or []) -%}
+        {%- for character in '{}[]*?\\,' if character in partition -%}{%- set globbable.ok = false -%}{%- endfor -%}
+    {%- endfor -%}
+    {%- set globbable = globbable.ok -%}
+    {%- set folders = ('dt={' ~ (partitions | join(',')) ~ '}') if globbable else 'dt=*' -%}
+    {%- set parts = [] -%}
+    {%- if parquet_files -%}
+        {%- do parts.append(spark__lara_raw_parquet_select(node, root ~ '/' ~ folders ~ '/*.parquet')) -%}
+    {%- endif -%}
+    {%- if json_files -%}
+        {%- do parts.append(spark__lara_raw_json_select(node, root ~ '/' ~ folders ~ '/*.{jsonl,jsonl.gz}')) -%}
+    {%- endif -%}
+    {%- if not parts -%}
+        {%- do parts.append(lara_raw_empty_select(node)) -%}
+    {%- endif -%}
+    {%- set rows = parts | join('\nunion all\n') -%}
+    {%- if partitions is not none and not globbable -%}
+        {%- set rows = 'select * from (' ~ rows ~ ') as raw_rows where _partition_value in ('
+            ~ lara_sql_string_list(partitions)[1:-1] ~ ')' -%}
+    {%- endif -%}
+    {{ return(rows) }}
 {% endmacro %}
 
 
@@ -440,9 +450,12 @@
     {%- for column in node.columns -%}{%- do by_name.update({column.name: column}) -%}{%- endfor -%}
     {#- A temporary view rather than `describe query ... parquet.<glob>`: a failed
         schema merge then reports the column and both types. -#}
-    {%- do run_query("create or replace temporary view lara__raw_parquet_schema using parquet"
+    {#- One view name per table: base models run this in parallel threads of
+        one Spark session. -#}
+    {%- set schema_view = 'lara__raw_parquet_schema_' ~ node.name -%}
+    {%- do run_query("create or replace temporary view " ~ schema_view ~ " using parquet"
         ~ " options (path '" ~ files_glob ~ "', mergeSchema 'true')") -%}
-    {%- set schema_rows = run_query("describe lara__raw_parquet_schema") -%}
+    {%- set schema_rows = run_query("describe " ~ schema_view) -%}
     {%- set present = [] -%}
     {%- for row in schema_rows.rows if row[0] in by_name and row[0] not in present -%}
         {%- set column = by_name[row[0]] -%}
@@ -507,9 +520,9 @@
             select
                 _source_file,
                 _line,
-                row_number() over (
+                cast(row_number() over (
                     partition by _source_file order by _block_start, _scan_id
-                ) as _source_line,
+                ) as bigint) as _source_line,
                 coalesce(
                     left(ltrim(_line), 1) = '{'
                     and from_json(_line, 'map<string,string>') is not null,

@@ -25,7 +25,8 @@
     row delivered once as Parquet and once as JSON is a duplicate too.
 
     Incremental runs (the base models are incremental, delete+insert on
-    `_dedup_key`): only the raw files of *pending* partitions are read
+    `_dedup_key`; on Spark lara_replace_partitions by `_partition_value`,
+    rewriting each partition whole, see macros/spark/incremental.sql): only the raw files of *pending* partitions are read
     (`lara_raw_pending_select`: partitions holding a file the table has not
     seen, plus the last `lara_lookback_days` processed partitions). Rows
     already in the table whose key occurs in the batch are re-judged with
@@ -237,7 +238,32 @@ loaded as (
 
 )
 
+{%- if is_incremental() and lara_overwrites_partitions() %}
+{#- Where a run replaces whole partitions (Spark): the other rows of each
+    earlier partition whose keys were re-judged, unchanged. #}
+{%- set output_columns = (columns | map(attribute='name') | list) + [
+    '_partition_date', '_row_status', '_quarantine_reason', '_quarantine_column',
+    '_record_key', '_row_hash', '_dedup_key', '_source_format', '_source_file',
+    '_source_line', '_partition_value', '_raw_row', '_lara_loaded_at'] %}
+,
+
+carried as (
+
+    select {{ output_columns | join(', ') }}
+    from {{ this }}
+    where
+        _partition_value in (select _partition_value from delivered_earlier)
+        and _dedup_key not in (select 'key:' || _record_key from delivered_earlier)
+
+)
+
+select {{ output_columns | join(', ') }} from loaded
+union all
+select * from carried
+{%- else %}
+
 select * from loaded
+{%- endif %}
 {% endmacro %}
 
 

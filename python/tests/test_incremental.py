@@ -17,12 +17,12 @@ column `_lara_loaded_at`.
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from deliveries import delivery_batches, land
 from lara.dbt import run_dbt
 
 BOOKKEEPING = {"_lara_loaded_at"}
@@ -43,35 +43,6 @@ def _build(landing: Path, warehouse: Path, root: Path, args: list[str]) -> str:
     log = result.stdout + result.stderr
     assert result.returncode == 0, f"dbt {' '.join(args)} failed:\n{log[-6000:]}"
     return log
-
-
-def _deliveries(raw: Path) -> list[list[tuple[Path, Path]]]:
-    """Files per delivery day as (source, relative path); a `late-*` file lands a day late."""
-    files = [p for p in raw.rglob("*") if p.is_file() and "dt=" in str(p)]
-    day_of = {}
-    for path in files:
-        partition = path.parent.name.removeprefix("dt=")
-        landing_day = partition
-        if path.name.startswith("late-"):
-            landing_day = _next_day(partition) if partition[:4].isdigit() else partition
-        day_of[path] = landing_day
-    dated = sorted({d for d in day_of.values() if d[:4].isdigit()})
-    # Scheduled runs over the generated days, then one run that delivers the
-    # rest (days after the last one, malformed partition names).
-    schedule = dated[:5]
-    batches: list[list[tuple[Path, Path]]] = [[] for _ in range(len(schedule) + 1)]
-    for path, day in day_of.items():
-        index = len(schedule)
-        if day[:4].isdigit():
-            index = next((i for i, d in enumerate(schedule) if day <= d), len(schedule))
-        batches[index].append((path, path.relative_to(raw)))
-    return batches
-
-
-def _next_day(day: str) -> str:
-    import datetime as dt
-
-    return (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()
 
 
 def _snapshot(warehouse: Path) -> dict[str, tuple[list[str], list[tuple]]]:
@@ -146,13 +117,10 @@ def day_by_day(tmp_path_factory):
     landing = root / "landing"
     landing.mkdir()
     incremental = root / "incremental.duckdb"
-    batches = _deliveries(raw)
+    batches = delivery_batches(raw)
     logs = []
     for index, batch in enumerate(batches):
-        for source, relative in batch:
-            target = landing / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+        land(batch, landing)
         # Models only in between; the first and the last run also test.
         args = ["build"] if index in (0, len(batches) - 1) else ["run"]
         logs.append(_build(landing, incremental, root, args))

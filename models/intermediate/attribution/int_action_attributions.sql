@@ -10,9 +10,11 @@
     every action of the documents they touched and every retrieval of
     their sessions or named by a context action. -#}
 {{ config(
-    materialized=lara_incremental_materialization(),
+    materialized='incremental',
     incremental_strategy='lara_replace_sessions',
     lara_session_column='action_session_guid',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    pre_hook="{{ lara_stage_affected_sessions() }}",
     on_schema_change='fail'
 ) }}
 
@@ -286,8 +288,7 @@ final as (
         end as is_temporal_agreement,
         ranked.is_synthetic as is_action_synthetic,
         retrievals.is_synthetic as is_retrieval_synthetic,
-        ranked.is_synthetic or retrievals.is_synthetic as is_synthetic,
-        {{ lara_run_started_at() }} as _lara_loaded_at
+        ranked.is_synthetic or retrievals.is_synthetic as is_synthetic
     from ranked
     inner join retrievals
         on ranked.retrieval_id = retrievals.retrieval_id
@@ -295,4 +296,4 @@ final as (
 
 )
 
-select * from final
+{{ lara_stamp_rows('final', 'action_session_guid') }}

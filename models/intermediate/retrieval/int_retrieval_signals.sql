@@ -8,9 +8,11 @@
     attribution that credits them (int_action_attributions is complete by
     then) and every attribution of their sessions' actions. -#}
 {{ config(
-    materialized=lara_incremental_materialization(),
+    materialized='incremental',
     incremental_strategy='lara_replace_sessions',
     lara_local_tables=['prompt_labels'],
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    pre_hook="{{ lara_stage_affected_sessions() }}",
     on_schema_change='fail'
 ) }}
 
@@ -425,10 +427,9 @@ final as (
         cross_session_outcome_count,
         is_synthetic,
         is_in_tier_scope,
-        session_guid,
-        {{ lara_run_started_at() }} as _lara_loaded_at
+        session_guid
     from flagged
 
 )
 
-select * from final
+{{ lara_stamp_rows('final') }}

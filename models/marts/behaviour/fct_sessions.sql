@@ -4,8 +4,10 @@
     Incremental (strategy lara_replace_sessions, macros/incremental): a run
     recomputes the rows of the affected sessions only. -#}
 {{ config(
-    materialized=lara_incremental_materialization(),
+    materialized='incremental',
     incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    pre_hook="{{ lara_stage_affected_sessions() }}",
     on_schema_change='fail'
 ) }}
 
@@ -57,7 +59,4 @@ flagged as (
 
 )
 
-select
-    *,
-    {{ lara_run_started_at() }} as _lara_loaded_at
-from flagged
+{{ lara_stamp_rows('flagged') }}

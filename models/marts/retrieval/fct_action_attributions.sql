@@ -5,10 +5,12 @@
     Incremental (strategy lara_replace_sessions, macros/incremental): a run
     recomputes the rows of the affected sessions only. -#}
 {{ config(
-    materialized=lara_incremental_materialization(),
+    materialized='incremental',
     incremental_strategy='lara_replace_sessions',
     lara_lineage_tables=['prompts', 'actions', 'retrievals', 'prompt_labels'],
     lara_session_column='action_session_guid',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    pre_hook="{{ lara_stage_affected_sessions() }}",
     on_schema_change='fail'
 ) }}
 
@@ -89,7 +91,4 @@ joined as (
 
 )
 
-select
-    *,
-    {{ lara_run_started_at() }} as _lara_loaded_at
-from joined
+{{ lara_stamp_rows('joined', 'action_session_guid') }}

@@ -5,9 +5,11 @@
     Incremental (strategy lara_replace_sessions, macros/incremental): a run
     recomputes the rows of the affected sessions only. -#}
 {{ config(
-    materialized=lara_incremental_materialization(),
+    materialized='incremental',
     incremental_strategy='lara_replace_sessions',
     lara_local_tables=['prompt_labels', 'goal_labels', 'relevance_labels'],
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    pre_hook="{{ lara_stage_affected_sessions() }}",
     on_schema_change='fail'
 ) }}
 
@@ -111,7 +113,4 @@ joined as (
 
 )
 
-select
-    *,
-    {{ lara_run_started_at() }} as _lara_loaded_at
-from joined
+{{ lara_stamp_rows('joined') }}
