@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import importlib.util
+import json
 import math
 import os
 import re
@@ -32,6 +33,7 @@ import shutil
 import time
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -376,3 +378,64 @@ def test_source_freshness_agrees(engines):
     for table in duck:
         assert spark[table]["status"] == duck[table]["status"], (table, spark[table])
         assert utc(spark[table]["max_loaded_at"]) == utc(duck[table]["max_loaded_at"]), table
+
+
+# ---------------------------------------------------------------- emptied days
+
+
+@pytest.fixture(scope="module")
+def emptied_day(tmp_path_factory):
+    """A Spark warehouse where a later delivery empties whole session days of
+    fct_prompts: every prompt after the first day is re-delivered with other
+    contents, so both versions are quarantined (conflicting duplicates) and
+    the sessions that started after the first day keep only their actions.
+    Built with its own metastore, read from its Parquet files (this process
+    already holds the other fixture's Spark session)."""
+    _require_spark()
+    from lara.generate import GeneratorConfig, generate
+
+    root = tmp_path_factory.mktemp("spark_emptied_days")
+    raw = root / "raw"
+    generate(GeneratorConfig(sessions=60, days=2, seed=11, fmt="jsonl"), raw, progress=False)
+    days = sorted(p.name.removeprefix("dt=") for p in (raw / "prompts").glob("dt=*"))
+    select = ("--select", "+fct_prompts", "--exclude-resource-type", "test")
+    _build(root, raw, "spark", extra=select)
+    for day in days[1:]:
+        folder = raw / "prompts" / f"dt={day}"
+        lines = []
+        for path in sorted(folder.glob("*.jsonl")):
+            for line in path.read_text().splitlines():
+                row = json.loads(line)
+                row["prompt_text"] = f"{row.get('prompt_text') or ''} (edited)"
+                lines.append(json.dumps(row))
+        (folder / "late-conflicting-versions.jsonl").write_text("\n".join(lines) + "\n")
+    _, log = _build(root, raw, "spark", extra=select)
+    _build(root, raw, "duckdb", extra=select)
+    with duckdb.connect(str(root / "lara.duckdb"), read_only=True) as con:
+        duck = con.execute("select * from marts.fct_prompts").df()
+    table = root / "spark" / "warehouse" / "marts.db" / "fct_prompts"
+    # pyarrow skips `_`-prefixed folders as hidden: read the part files.
+    spark = pd.concat(
+        [pd.read_parquet(path) for path in sorted(table.glob("_lara_session_date=*/part-*"))],
+        ignore_index=True,
+    )
+    return {"days": days, "log": log, "duckdb": duck, "spark": spark, "table": table}
+
+
+def test_spark_drops_session_days_that_emptied(emptied_day):
+    later = emptied_day["days"][1:]
+    assert later, "the sample should span two days"
+    folders = {p.name for p in emptied_day["table"].glob("_lara_session_date=*")}
+    assert f"_lara_session_date={emptied_day['days'][0]}" in folders
+    for day in later:
+        assert f"_lara_session_date={day}" not in folders, folders
+    assert "fct_prompts: dropping emptied partition _lara_session_date=" in emptied_day["log"]
+
+
+def test_spark_after_emptied_days_equals_duckdb(emptied_day):
+    duck, spark = emptied_day["duckdb"], emptied_day["spark"]
+    columns = sorted(c for c in duck.columns if not c.startswith("_lara_"))
+    assert sorted(c for c in spark.columns if not c.startswith("_lara_")) == columns
+    assert len(duck) == len(spark) > 0
+    left, right = _normal_rows(duck, columns), _normal_rows(spark, columns)
+    assert not _diff("fct_prompts", columns, left, right)
