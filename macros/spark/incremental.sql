@@ -33,15 +33,32 @@
 {% endmacro %}
 
 
+{#- The two overrides below replace dbt-spark's macros of the same name
+    (internal packages cannot be called by package name), so for every other
+    strategy they do what dbt-spark 1.11 does: same checks, same SQL macros.
+    `dbt run-operation lara_check_spark_strategy_overrides` (test_spark.py)
+    checks that. -#}
 {% macro dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) %}
+    {%- set adapter_strategies = ['append', 'merge', 'insert_overwrite', 'microbatch'] -%}
     {%- if raw_strategy in lara_spark_strategies() -%}
         {%- if not config.get('partition_by') -%}
             {{ exceptions.raise_compiler_error(
                 "lara: incremental strategy '" ~ raw_strategy ~ "' needs a partition_by config") }}
         {%- endif -%}
-        {{ return(raw_strategy) }}
+    {%- elif raw_strategy not in adapter_strategies -%}
+        {{ exceptions.raise_compiler_error(
+            "Invalid incremental strategy provided: " ~ raw_strategy ~ "\n    Expected one of: '"
+            ~ ((adapter_strategies + lara_spark_strategies()) | join("', '")) ~ "'") }}
+    {%- elif raw_strategy == 'merge' and file_format not in ['delta', 'iceberg', 'hudi'] -%}
+        {{ exceptions.raise_compiler_error(
+            "Invalid incremental strategy provided: " ~ raw_strategy ~ "\n    You can only choose this"
+            ~ " strategy when file_format is set to 'delta' or 'iceberg' or 'hudi'") }}
+    {%- elif raw_strategy in ['insert_overwrite', 'microbatch'] and target.endpoint -%}
+        {{ exceptions.raise_compiler_error(
+            "Invalid incremental strategy provided: " ~ raw_strategy ~ "\n    You cannot use this"
+            ~ " strategy when connecting via endpoint\n    Use the 'append' or 'merge' strategy instead") }}
     {%- endif -%}
-    {{ return(dbt_spark.dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format)) }}
+    {{ return(raw_strategy) }}
 {% endmacro %}
 
 
@@ -50,9 +67,46 @@
         {{ lara_spark_replace_partitions(source, target) }}
     {%- elif strategy == 'lara_replace_sessions' -%}
         {{ lara_spark_replace_partitions(source, target, drop_emptied_session_days=true) }}
+    {%- elif strategy == 'append' -%}
+        {{ get_insert_into_sql(source, target) }}
+    {%- elif strategy in ['insert_overwrite', 'microbatch'] -%}
+        {%- if strategy == 'microbatch' and not config.get('partition_by') -%}
+            {{ exceptions.raise_compiler_error(
+                "dbt-spark 'microbatch' incremental strategy requires a `partition_by` config.") }}
+        {%- endif -%}
+        {{ get_insert_overwrite_sql(source, target, existing) }}
+    {%- elif strategy == 'merge' -%}
+        {{ get_merge_sql(target, source, unique_key, dest_columns=none, incremental_predicates=incremental_predicates) }}
     {%- else -%}
-        {{ dbt_spark.dbt_spark_get_incremental_sql(strategy, source, target, existing, unique_key, incremental_predicates) }}
+        {{ exceptions.raise_compiler_error("No known SQL for the incremental strategy provided: " ~ strategy) }}
     {%- endif -%}
+{% endmacro %}
+
+
+{% macro lara_check_spark_strategy_overrides() %}
+    {#- run-operation: the overrides give dbt-spark's answers for its own
+        strategies. Raises on the first wrong answer. -#}
+    {%- for strategy, file_format in [('append', 'parquet'), ('insert_overwrite', 'parquet'),
+            ('merge', 'delta'), ('microbatch', 'parquet')] -%}
+        {%- if dbt_spark_validate_get_incremental_strategy(strategy, file_format) != strategy -%}
+            {{ exceptions.raise_compiler_error('lara: validation changed strategy ' ~ strategy) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set schema = 'lara_override_check' -%}
+    {%- do run_query('create schema if not exists ' ~ schema) -%}
+    {%- do run_query('drop table if exists ' ~ schema ~ '.probe') -%}
+    {%- do run_query('create table ' ~ schema ~ '.probe using parquet partitioned by (day) as'
+        ~ " select 1 as id, date'2026-08-01' as day") -%}
+    {%- set probe = api.Relation.create(schema=schema, identifier='probe') -%}
+    {%- for strategy, expected in [('append', 'insert into table'), ('insert_overwrite', 'insert overwrite table')] -%}
+        {%- set sql = dbt_spark_get_incremental_sql(strategy, probe, probe, probe, none, none) | trim | lower -%}
+        {%- if not sql.startswith(expected) -%}
+            {{ exceptions.raise_compiler_error('lara: ' ~ strategy ~ ' gave ' ~ sql) }}
+        {%- endif -%}
+        {%- do log('lara: ' ~ strategy ~ ' -> ' ~ (sql.split() | join(' ')), info=true) -%}
+    {%- endfor -%}
+    {%- do run_query('drop schema ' ~ schema ~ ' cascade') -%}
+    {%- do log('lara: dbt-spark strategy overrides ok', info=true) -%}
 {% endmacro %}
 
 

@@ -439,3 +439,27 @@ def test_spark_after_emptied_days_equals_duckdb(emptied_day):
     assert len(duck) == len(spark) > 0
     left, right = _normal_rows(duck, columns), _normal_rows(spark, columns)
     assert not _diff("fct_prompts", columns, left, right)
+
+
+def test_overridden_dbt_spark_macros_keep_the_adapter_strategies(tmp_path):
+    """The project overrides two dbt-spark macros by name to add its
+    strategies; dbt-spark's own strategies must still validate and get the
+    adapter's SQL (a project model may use them)."""
+    _require_spark()
+    result = run_dbt(
+        ["run-operation", "lara_check_spark_strategy_overrides"],
+        tmp_path / "raw",
+        tmp_path / "lara.duckdb",
+        extra_env={
+            "LARA_TARGET": "spark",
+            "LARA_SPARK_DIR": str(tmp_path / "spark"),
+            "DBT_TARGET_PATH": str(tmp_path / "target"),
+            "DBT_LOG_PATH": str(tmp_path / "logs"),
+        },
+        capture=True,
+    )
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-4000:]
+    assert "lara: append -> insert into table" in log
+    assert "lara: insert_overwrite -> insert overwrite table" in log
+    assert "dbt-spark strategy overrides ok" in log
