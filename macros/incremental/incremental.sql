@@ -119,14 +119,15 @@
         where session_guid is not null
     ),
 
-    {%- for part, is_lineage in [('touched_sessions', 'true'), ('local_sessions', 'false')] %}
+    {%- for part, is_lineage, part_local, part_lineage in [
+        ('touched_sessions', 'true', [], lineage), ('local_sessions', 'false', local_tables, [])] %}
     {{ part }} as (
         {%- if touched is not none %}
         select session_guid from {{ touched }} where is_lineage = {{ is_lineage }}
         {%- else %}
         select session_guid from (
-            {{ lara_touched_sessions_select(local_tables, lineage, watermark) }}
-        ) as touched where is_lineage = {{ is_lineage }}
+            {{ lara_touched_sessions_select(part_local, part_lineage, watermark) }}
+        ) as touched
         {%- endif %}
     ),
     {%- endfor %}
