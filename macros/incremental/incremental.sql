@@ -1,34 +1,29 @@
 {#
-    Incremental runs. The base models load new raw rows and stamp each row
-    with `_lara_loaded_at` (when its content or status last changed). The
-    session-grained models downstream (int_action_attributions,
-    int_retrieval_signals and the facts) then recompute whole *affected
-    sessions*, as the Snowplow packages reprocess whole sessions:
+    Incremental runs read their state from models of the run_state folder
+    (models/run_state), not from hidden side tables:
 
-    1. touched sessions: sessions with a prompt, action or retrieval
-       loaded after the model's watermark (rows of any status: a version
-       quarantined today removes yesterday's row);
-    2. lineage, forwards and backwards: actions of touched sessions, actions
-       naming a retrieval of a touched session, and every action in the
-       documents those actions touched (placement chains and document
-       credits live in a document);
-    3. affected sessions = touched sessions, the sessions of those actions,
-       and the sessions of the retrievals those actions name; plus the
-       sessions with a newly loaded label of a table the model reads (model
-       config `lara_local_tables`): a label changes its own session's rows
-       only. A model whose rows carry a label-derived value of *another*
-       session's retrieval lists that label table in `lara_lineage_tables`
-       instead (fct_action_attributions: is_misrouted of the credited
-       retrieval).
+    - lara_incremental_manifest: the load log, one row per raw file each
+      completed run loaded. It is the last node of the DAG (it depends on
+      every incremental model), so it only records a run whose models all
+      succeeded. Base models compare the raw listing with it to find their
+      pending partitions; its newest `run_started_at` is the watermark of the
+      last completed run.
+    - lara_run_limits: this run's limits (watermark of the last completed
+      run, newest base load, whether this is a full build).
+    - lara_sessions_this_run: the sessions every session-grained model
+      recomputes on an incremental run: sessions touched by rows loaded
+      after the watermark, closed over lineage (macros below), plus the
+      sessions of newly loaded labels and stage spans. On a full build:
+      every session. Each session-grained model ref()s it, filters its
+      inputs with lara_in_sessions_this_run() and stamps its rows with
+      lara_stamp_rows().
+    - lara_days_this_run: the event days of those sessions; the daily
+      aggregates recompute exactly these days.
 
-    A late export therefore recomputes its own session, the session of the
-    retrieval it credits, and every session that placed into the same
-    document. The watermark is the newest `_lara_loaded_at` a model has
-    already reflected: the max of its own `_lara_loaded_at` column, which
-    every recomputed row gets as the run's start time (base rows loaded by
-    that run carry the same time, so they count as reflected). A model that
-    failed or was not selected keeps its old watermark and catches up on its
-    next run.
+    Base models read the manifest as the previous run left it (it is
+    downstream of them, so by relation rather than ref(), the way a model
+    reads its own earlier rows through `this`); everything else ref()s the
+    run-state models.
 #}
 
 {% macro lara_overwrites_partitions() -%}
@@ -51,105 +46,124 @@
 {%- endmacro %}
 
 
+{% macro lara_run_state_relation(identifier) %}
+    {#- The relation of a run_state model as the previous run left it, or none
+        when it does not exist yet (first build). -#}
+    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {{ return(adapter.get_relation(
+        database=target.database,
+        schema=generate_schema_name('run_state', none),
+        identifier=identifier)) }}
+{% endmacro %}
+
+
 {% macro lara_session_tables() %}
-    {#- Base tables whose rows belong to a session, and how each reaches it. -#}
+    {#- Base tables whose rows belong to a session, how each reaches it, and
+        whether a newly loaded row changes other sessions' rows through lineage
+        (prompts, actions, retrievals; prompt labels decide a retrieval's
+        misroute flag, which attributions in other sessions carry) or only its
+        own session's rows (the other labels, stage spans). -#}
     {{ return({
-        'prompts': 'session',
-        'actions': 'session',
-        'retrievals': 'prompt',
-        'prompt_labels': 'prompt',
-        'goal_labels': 'prompt',
-        'relevance_labels': 'retrieval',
+        'prompts': {'reach': 'session', 'lineage': true},
+        'actions': {'reach': 'session', 'lineage': true},
+        'retrievals': {'reach': 'retrieval', 'lineage': true},
+        'prompt_labels': {'reach': 'prompt', 'lineage': true},
+        'goal_labels': {'reach': 'prompt', 'lineage': false},
+        'relevance_labels': {'reach': 'label', 'lineage': false},
+        'stage_spans': {'reach': 'prompt', 'lineage': false},
     }) }}
 {% endmacro %}
 
 
-{% macro lara_lineage_tables() %}
-    {#- Tables whose new rows can change rows of *other* sessions (through
-        lineage); the label tables change only their own session's rows. -#}
-    {{ return(['prompts', 'actions', 'retrievals']) }}
+{% macro lara_touched_sessions_select(watermark) %}
+    {#- select session_guid, is_lineage: the sessions of base rows (any status:
+        a version quarantined today removes yesterday's row) loaded after
+        `watermark`. A retrieval touches its own session and its prompt's. -#}
+    {%- set parts = [] -%}
+    {%- for table_name, spec in lara_session_tables().items() -%}
+    {%- set loaded = ref('base_lara__' ~ table_name) -%}
+    {%- set part -%}
+        {%- if spec.reach == 'session' %}
+        select session_guid, {{ spec.lineage }} as is_lineage
+        from {{ loaded }}
+        where _lara_loaded_at > {{ watermark }}
+        {%- elif spec.reach == 'retrieval' %}
+        select session_guid, {{ spec.lineage }} as is_lineage
+        from {{ loaded }}
+        where _lara_loaded_at > {{ watermark }}
+        union all
+        select prompts.session_guid, {{ spec.lineage }} as is_lineage
+        from {{ loaded }} as loaded
+        inner join {{ ref('base_lara__prompts') }} as prompts on loaded.prompt_id = prompts.prompt_id
+        where loaded._lara_loaded_at > {{ watermark }}
+        {%- elif spec.reach == 'prompt' %}
+        select prompts.session_guid, {{ spec.lineage }} as is_lineage
+        from {{ loaded }} as loaded
+        inner join {{ ref('base_lara__prompts') }} as prompts on loaded.prompt_id = prompts.prompt_id
+        where loaded._lara_loaded_at > {{ watermark }}
+        {%- else %}
+        select retrievals.session_guid, {{ spec.lineage }} as is_lineage
+        from {{ loaded }} as loaded
+        inner join {{ ref('base_lara__retrievals') }} as retrievals
+            on loaded.retrieval_id = retrievals.retrieval_id
+        where loaded._lara_loaded_at > {{ watermark }}
+        {%- endif %}
+    {%- endset -%}
+    {%- do parts.append(part) -%}
+    {%- endfor %}
+    {{ parts | join('\n        union all\n') }}
 {% endmacro %}
 
 
-{% macro lara_watermark(relation) -%}
-    {#- The newest base load a model has reflected; none = recompute all. -#}
-    (select coalesce(max(_lara_loaded_at), cast('1900-01-01' as timestamp)) from {{ relation }})
-{%- endmacro %}
-
-
-{% macro lara_base_relation(table_name) %}
-    {#- The relation of base model base_lara__<table_name>, looked up in the
-        graph rather than with ref(): it is read only on incremental runs
-        (so unit tests need no fixture for it), and every model that reads it
-        already depends on it through the staging views. -#}
-    {%- set node = graph.nodes['model.lara.base_lara__' ~ table_name] -%}
-    {{ return(api.Relation.create(database=node.database, schema=node.schema,
-        identifier=node.alias or node.name)) }}
-{% endmacro %}
-
-
-{% macro lara_affected_sessions(relation, local_tables=[], lineage_tables=none, watermark=none, touched=none) %}
-    {#- select session_guid: the sessions a run of `relation` must recompute:
-        the lineage closure of sessions touched in `lineage_tables` (default
-        lara_lineage_tables()), plus the sessions touched in `local_tables`
-        (label tables the model reads: they change their own session only).
-        `watermark`: a SQL timestamp (default: the model's, as a subquery).
-        `touched`: a relation already holding the touched sessions
-        (session_guid, is_lineage), as lara_touched_sessions_select() gives. -#}
-    {%- set watermark = watermark if watermark is not none else lara_watermark(relation) -%}
-    {%- set lineage = lineage_tables if lineage_tables is not none else lara_lineage_tables() -%}
+{% macro lara_lineage_closure_select(touched) %}
+    {#- select session_guid, reason: the sessions a run recomputes, from the
+        relation `touched` (session_guid, is_lineage):
+        1. the touched sessions themselves (reason `loaded`, or `label` when
+           only a local table touched them);
+        2. lineage, forwards and backwards: the actions of touched sessions,
+           actions naming a retrieval or a prompt of a touched session, and
+           every action in the documents those actions touched (placement
+           chains and document credits live in a document);
+        3. the sessions of those actions and of the retrievals they name
+           (reason `lineage`).
+        Rows of every status count (a quarantined version still tells which
+        session it came from). Each step is a semi-join of a base table on a
+        small set, so the cost follows the touched rows. -#}
     with
 
-    prompt_sessions as (
-        select distinct prompt_id, session_guid
-        from {{ lara_base_relation('prompts') }}
-        where prompt_id is not null and session_guid is not null
+    touched_lineage as (
+        select distinct session_guid from {{ touched }}
+        where is_lineage and session_guid is not null
     ),
-
-    retrieval_sessions as (
-        select distinct retrievals.retrieval_id, prompt_sessions.session_guid
-        from {{ lara_base_relation('retrievals') }} as retrievals
-        inner join prompt_sessions on retrievals.prompt_id = prompt_sessions.prompt_id
-        where retrievals.retrieval_id is not null
-    ),
-
-    actions as (
-        select distinct session_guid, prompt_id, document_id, source_retrieval_id
-        from {{ lara_base_relation('actions') }}
-        where session_guid is not null
-    ),
-
-    {%- for part, is_lineage, part_local, part_lineage in [
-        ('touched_sessions', 'true', [], lineage), ('local_sessions', 'false', local_tables, [])] %}
-    {{ part }} as (
-        {%- if touched is not none %}
-        select session_guid from {{ touched }} where is_lineage = {{ is_lineage }}
-        {%- else %}
-        select session_guid from (
-            {{ lara_touched_sessions_select(part_local, part_lineage, watermark) }}
-        ) as touched
-        {%- endif %}
-    ),
-    {%- endfor %}
 
     touched_retrievals as (
-        select retrieval_id from retrieval_sessions
-        where session_guid in (select session_guid from touched_sessions)
+        select retrieval_id from {{ ref('base_lara__retrievals') }}
+        where session_guid in (select session_guid from touched_lineage)
+        union
+        select retrievals.retrieval_id
+        from {{ ref('base_lara__retrievals') }} as retrievals
+        inner join {{ ref('base_lara__prompts') }} as prompts
+            on retrievals.prompt_id = prompts.prompt_id
+        where prompts.session_guid in (select session_guid from touched_lineage)
+    ),
+
+    touched_prompts as (
+        select prompt_id from {{ ref('base_lara__prompts') }}
+        where session_guid in (select session_guid from touched_lineage)
     ),
 
     linked_actions as (
-        select * from actions
+        select session_guid, document_id, source_retrieval_id
+        from {{ ref('base_lara__actions') }}
         where
-            session_guid in (select session_guid from touched_sessions)
+            session_guid in (select session_guid from touched_lineage)
             or source_retrieval_id in (select retrieval_id from touched_retrievals)
-            or prompt_id in (
-                select prompt_id from prompt_sessions
-                where session_guid in (select session_guid from touched_sessions)
-            )
+            or prompt_id in (select prompt_id from touched_prompts)
     ),
 
     document_actions as (
-        select * from actions
+        select session_guid, document_id, source_retrieval_id
+        from {{ ref('base_lara__actions') }}
         where document_id in (
             select document_id from linked_actions where document_id is not null
         )
@@ -159,159 +173,99 @@
         select * from linked_actions
         union
         select * from document_actions
-    )
-
-    select session_guid from touched_sessions where session_guid is not null
-    union
-    select session_guid from local_sessions where session_guid is not null
-    union
-    select session_guid from lineage_actions
-    union
-    select retrieval_sessions.session_guid
-    from lineage_actions
-    inner join retrieval_sessions
-        on lineage_actions.source_retrieval_id = retrieval_sessions.retrieval_id
-{% endmacro %}
-
-
-{% macro lara_touched_sessions_select(local_tables, lineage_tables, watermark) %}
-    {#- select session_guid, is_lineage: sessions with a row loaded after
-        `watermark` in a lineage table (is_lineage) or a local label table. -#}
-    {%- set reach_of = lara_session_tables() -%}
-    {%- set parts = [] -%}
-    {%- for tables, is_lineage in [(lineage_tables, 'true'), (local_tables, 'false')] -%}
-    {%- for table_name in tables -%}
-    {%- set reach = reach_of[table_name] -%}
-    {%- set part -%}
-        {%- if reach == 'session' %}
-        select session_guid, {{ is_lineage }} as is_lineage from {{ lara_base_relation(table_name) }}
-        where _lara_loaded_at > {{ watermark }}
-        {%- elif reach == 'prompt' %}
-        select prompts.session_guid, {{ is_lineage }} as is_lineage
-        from {{ lara_base_relation(table_name) }} as loaded
-        inner join {{ lara_base_relation('prompts') }} as prompts on loaded.prompt_id = prompts.prompt_id
-        where loaded._lara_loaded_at > {{ watermark }}
-        {%- else %}
-        select prompts.session_guid, {{ is_lineage }} as is_lineage
-        from {{ lara_base_relation(table_name) }} as loaded
-        inner join {{ lara_base_relation('retrievals') }} as retrievals
-            on loaded.retrieval_id = retrievals.retrieval_id
-        inner join {{ lara_base_relation('prompts') }} as prompts on retrievals.prompt_id = prompts.prompt_id
-        where loaded._lara_loaded_at > {{ watermark }}
-        {%- endif %}
-    {%- endset -%}
-    {%- do parts.append(part) -%}
-    {%- endfor -%}
-    {%- endfor -%}
-    {%- if not parts -%}
-    {%- do parts.append('select cast(null as ' ~ dbt.type_string() ~ ') as session_guid, true as is_lineage where false') -%}
-    {%- endif %}
-    {{ parts | join('\n        union\n') }}
-{% endmacro %}
-
-
-{% macro lara_affected_sessions_cte() %}
-    {#- The first CTEs of a session-grained incremental model:
-        `lara_affected_sessions` (select session_guid), empty work on a full
-        build, and `lara_session_dates` (session_guid, session_date) of the
-        sessions the run computes. The label tables the model reads are its
-        config `lara_local_tables`.
-
-        Where incremental runs replace partitions (Spark), the affected
-        sessions are widened to whole session days and staged in a table by
-        the model's pre-hook (lara_stage_affected_sessions): Spark inlines a
-        CTE at every reference, and this one is referenced many times. -#}
-    {%- set staged = is_incremental() and lara_overwrites_partitions() %}
-lara_affected_sessions as {{ lara_materialized_cte() }} (
-    {% if staged -%}
-    select session_guid from {{ lara_staged_sessions_relation(this) }}
-    {%- elif is_incremental() -%}
-    {{ lara_affected_sessions(this, config.get('lara_local_tables', []), config.get('lara_lineage_tables')) }}
-    {%- else -%}
-    select cast(null as {{ dbt.type_string() }}) as session_guid where false
-    {%- endif %}
-),
-
-lara_session_dates as {{ lara_materialized_cte() }} (
-    {{ lara_session_dates_select(lara_in_affected_sessions('session_guid')) }}
-),
-{% endmacro %}
-
-
-{% macro lara_staged_sessions_relation(relation) %}
-    {{ return(relation.incorporate(path={'identifier': relation.identifier ~ '__lara_sessions'})) }}
-{% endmacro %}
-
-
-{% macro lara_stage_affected_sessions() %}
-    {#- Pre-hook of the session-grained models. Where incremental runs replace
-        partitions (Spark, partitioned by `_lara_session_date`): writes the
-        run's affected sessions, widened to every session of each day that
-        holds one (by its date before and after the run, so that each
-        partition written is complete), to `<model>__lara_sessions`, which
-        the model and the strategy read and the strategy drops. Spark inlines
-        a CTE at every reference, so the steps are staged as tables: the
-        touched sessions (watermark read once), their lineage closure, then
-        the widened set. Elsewhere nothing (an empty hook is not run). -#}
-    {%- if not (execute and is_incremental() and lara_overwrites_partitions()) -%}
-        {{ return('') }}
-    {%- endif -%}
-    {%- set staged = lara_staged_sessions_relation(this) -%}
-    {%- set touched = this.incorporate(path={'identifier': this.identifier ~ '__lara_touched'}) -%}
-    {%- set closure = this.incorporate(path={'identifier': this.identifier ~ '__lara_closure'}) -%}
-    {%- set session_column = config.get('lara_session_column', 'session_guid') -%}
-    {%- set lineage = config.get('lara_lineage_tables') or lara_lineage_tables() -%}
-    {%- set local = config.get('lara_local_tables', []) -%}
-    {%- set newest = run_query('select cast(max(_lara_loaded_at) as string) from ' ~ this).columns[0].values()[0] -%}
-    {%- set watermark = "cast('" ~ (newest or '1900-01-01') ~ "' as timestamp)" -%}
-    {%- for relation in [staged, touched, closure] -%}
-        {%- do run_query('drop table if exists ' ~ relation) -%}
-    {%- endfor -%}
-    {%- do run_query('create table ' ~ touched ~ ' using parquet as select distinct * from ('
-        ~ lara_touched_sessions_select(local, lineage, watermark) ~ ') as touched where session_guid is not null') -%}
-    {%- do run_query('create table ' ~ closure ~ ' using parquet as '
-        ~ lara_affected_sessions(this, local, lineage, watermark=watermark, touched=touched)) -%}
-    create table {{ staged }} using parquet as
-    with
-
-    lara_all_session_dates as (
-        {{ lara_session_dates_select() }}
     ),
 
-    lara_affected_days as (
-        select {{ lara_null_safe_date('_lara_session_date') }} as session_date from {{ this }}
-        where {{ session_column }} in (select session_guid from {{ closure }})
+    named_retrieval_sessions as (
+        select retrievals.session_guid
+        from {{ ref('base_lara__retrievals') }} as retrievals
+        where retrievals.retrieval_id in (
+            select source_retrieval_id from lineage_actions where source_retrieval_id is not null
+        )
         union
-        select {{ lara_null_safe_date('session_date') }} from lara_all_session_dates
-        where session_guid in (select session_guid from {{ closure }})
+        select prompts.session_guid
+        from {{ ref('base_lara__retrievals') }} as retrievals
+        inner join {{ ref('base_lara__prompts') }} as prompts
+            on retrievals.prompt_id = prompts.prompt_id
+        where retrievals.retrieval_id in (
+            select source_retrieval_id from lineage_actions where source_retrieval_id is not null
+        )
     ),
 
-    lara_widened as (
-        select session_guid from {{ closure }}
-        union
-        select {{ session_column }} from {{ this }}
-        where {{ lara_null_safe_date('_lara_session_date') }} in (select session_date from lara_affected_days)
-        union
-        select session_guid from lara_all_session_dates
-        where {{ lara_null_safe_date('session_date') }} in (select session_date from lara_affected_days)
+    reasons as (
+        select session_guid, case when is_lineage then 1 else 2 end as reason_order
+        from {{ touched }}
+        union all
+        select session_guid, 3 as reason_order from lineage_actions
+        union all
+        select session_guid, 3 as reason_order from named_retrieval_sessions
     )
 
-    select distinct session_guid from lara_widened where session_guid is not null
+    select
+        session_guid,
+        case min(reason_order) when 1 then 'loaded' when 2 then 'label' else 'lineage' end as reason
+    from reasons
+    where session_guid is not null
+    group by session_guid
 {% endmacro %}
 
 
-{% macro lara_session_dates_select(where='true') %}
-    {#- select session_guid, session_date from int_session_dates (the UTC date
-        of each session's first clean prompt or action), optionally filtered. -#}
-    select session_guid, session_date from {{ ref('int_session_dates') }}
-    where {{ where }}
-{% endmacro %}
+{% macro lara_sessions_this_run_cte() -%}
+    {#- The import CTE every session-grained model opens with:
+        `sessions_this_run` (session_guid, session_date). The ref() is
+        unconditional, so dbt draws the edge on every build. -#}
+sessions_this_run as (
 
+    select
+        session_guid,
+        session_date
+    from {{ ref('lara_sessions_this_run') }}
 
-{% macro lara_null_safe_date(column) -%}
-    {#- A session date to match on: rows without one form their own partition. -#}
-    coalesce({{ column }}, cast('1900-01-01' as date))
+),
 {%- endmacro %}
+
+
+{% macro lara_in_sessions_this_run(column) -%}
+    {#- A where-clause term over the `sessions_this_run` CTE: true on a full
+        build, else only the sessions this run recomputes. -#}
+    {%- if is_incremental() -%}
+    {{ column }} in (select session_guid from sessions_this_run)
+    {%- else -%}
+    true
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro lara_stamp_rows(cte, session_column='session_guid') %}
+    {#- The final select of a session-grained incremental model: the rows of
+        `cte` with their bookkeeping columns, `_lara_loaded_at` (this run) and
+        `_lara_session_date` (the date of the row's session, `session_column`,
+        the model's lara_session_column; the partition column on Spark). -#}
+select
+    {{ cte }}.*,
+    {{ lara_run_started_at() }} as _lara_loaded_at,
+    sessions_this_run.session_date as _lara_session_date
+from {{ cte }}
+left join sessions_this_run
+    on {{ cte }}.{{ session_column }} = sessions_this_run.session_guid
+{% endmacro %}
+
+
+{#
+    Custom incremental strategy `lara_replace_sessions`: delete every row of
+    the sessions this run recomputes (also sessions that now produce no rows
+    at all, e.g. when their only prompt turned out to be a conflicting
+    duplicate), then insert the recomputed rows. The session column is the
+    model config `lara_session_column` (default session_guid).
+#}
+{% macro get_incremental_lara_replace_sessions_sql(arg_dict) %}
+    {%- set target = arg_dict['target_relation'] -%}
+    {%- set column = config.get('lara_session_column', 'session_guid') -%}
+    {%- set columns = get_quoted_csv(arg_dict['dest_columns'] | map(attribute='name')) -%}
+    delete from {{ target }}
+    where {{ column }} in (select session_guid from {{ ref('lara_sessions_this_run') }});
+    insert into {{ target }} ({{ columns }})
+    select {{ columns }} from {{ arg_dict['temp_relation'] }}
+{% endmacro %}
 
 
 {% macro lara_materialized_cte() -%}
@@ -325,48 +279,3 @@ lara_session_dates as {{ lara_materialized_cte() }} (
 
 {% macro default__lara_materialized_cte() -%}
 {%- endmacro %}
-
-
-{% macro lara_in_affected_sessions(column) -%}
-    {#- A where-clause term: true on a full build, else only affected sessions. -#}
-    {%- if is_incremental() -%}
-    {{ column }} in (select session_guid from lara_affected_sessions)
-    {%- else -%}
-    true
-    {%- endif -%}
-{%- endmacro %}
-
-
-{#
-    Custom incremental strategy `lara_replace_sessions`: delete every row of
-    the affected sessions (also sessions that now produce no rows at all,
-    e.g. when their only prompt turned out to be a conflicting duplicate),
-    then insert the recomputed rows. The session column is the model config
-    `lara_session_column` (default session_guid).
-#}
-{% macro get_incremental_lara_replace_sessions_sql(arg_dict) %}
-    {%- set target = arg_dict['target_relation'] -%}
-    {%- set column = config.get('lara_session_column', 'session_guid') -%}
-    {%- set columns = get_quoted_csv(arg_dict['dest_columns'] | map(attribute='name')) -%}
-    delete from {{ target }}
-    where {{ column }} in (
-        {{ lara_affected_sessions(target, config.get('lara_local_tables', []), config.get('lara_lineage_tables')) }}
-    );
-    insert into {{ target }} ({{ columns }})
-    select {{ columns }} from {{ arg_dict['temp_relation'] }}
-{% endmacro %}
-
-
-{% macro lara_stamp_rows(cte, session_column='session_guid') %}
-    {#- The final select of a session-grained incremental model: the rows of
-        `cte` with their bookkeeping columns, `_lara_loaded_at` (this run) and
-        `_lara_session_date` (the date of the row's session, `session_column`,
-        the model's lara_session_column; the partition column on Spark). -#}
-select
-    {{ cte }}.*,
-    {{ lara_run_started_at() }} as _lara_loaded_at,
-    lara_session_dates.session_date as _lara_session_date
-from {{ cte }}
-left join lara_session_dates
-    on {{ cte }}.{{ session_column }} = lara_session_dates.session_guid
-{% endmacro %}

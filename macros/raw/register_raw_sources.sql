@@ -54,8 +54,10 @@
     {%- set root = lara_raw_root() -%}
     {%- set raw_schema = var('lara_raw_schema', 'lara_raw') -%}
     {%- set statements = ['create schema if not exists ' ~ raw_schema] -%}
+    {%- set listing = [] -%}
     {%- for node in lara_contract_tables() -%}
         {%- set files = lara_raw_files(node) -%}
+        {%- do listing.append((node.name, files)) -%}
         {%- if not files.parquet and not files.json and node.required_table -%}
             {{ exceptions.raise_compiler_error(
                 "lara: required table '" ~ node.name ~ "' has no files: looked for "
@@ -69,6 +71,8 @@
         {%- do log('lara: ' ~ node.name ~ ': ' ~ (files.parquet | length) ~ ' parquet, '
             ~ (files.json | length) ~ ' json lines file(s) under ' ~ root, info=false) -%}
     {%- endfor -%}
+    {%- do statements.append('create or replace table ' ~ raw_schema ~ '.raw_files as\n'
+        ~ lara_raw_files_select(listing)) -%}
     {{ return(statements | join(';\n') ~ ';') }}
 {% endmacro %}
 
@@ -88,36 +92,114 @@
 {% endmacro %}
 
 
+{% macro lara_sql_string(value) %}
+    {#- `value` as a SQL string literal, quotes escaped: the one way a path or a
+        value from the raw logs enters SQL text (raw values are hostile). -#}
+    {{ return(adapter.dispatch('lara_sql_string', 'lara')(value)) }}
+{% endmacro %}
+
+{% macro default__lara_sql_string(value) -%}
+    {{ return("'" ~ (value | string | replace("'", "''")) ~ "'") }}
+{%- endmacro %}
+
+{#- Spark SQL string literals treat a backslash as an escape character. -#}
+{% macro spark__lara_sql_string(value) -%}
+    {{ return("'" ~ (value | string | replace("\\", "\\\\") | replace("'", "\\'")) ~ "'") }}
+{%- endmacro %}
+
+
+{% macro lara_raw_files_select(tables) %}
+    {#- select table_name, source_file, partition_value, file_format over the
+        data files found for each contract table: `tables` is a list of
+        (table name, {'parquet': [...], 'json': [...]}) pairs. The registration
+        hook stores it as lara_raw.raw_files, the listing every incremental
+        decision reads. -#}
+    {%- set rows = [] -%}
+    {%- for table_name, files in tables -%}
+        {%- for kind, paths in [('parquet', files.parquet), ('jsonl', files.json)] -%}
+            {%- for path in paths -%}
+                {%- do rows.append('(' ~ lara_sql_string(table_name) ~ ', ' ~ lara_sql_string(path) ~ ', '
+                    ~ lara_sql_string(lara_partition_of(path)) ~ ', ' ~ lara_sql_string(kind) ~ ')') -%}
+            {%- endfor -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- if rows %}
+    select * from (values
+        {{ rows | join(',\n        ') }}
+    ) as listed (table_name, source_file, partition_value, file_format)
+    {%- else %}
+    select
+        cast(null as {{ dbt.type_string() }}) as table_name,
+        cast(null as {{ dbt.type_string() }}) as source_file,
+        cast(null as {{ dbt.type_string() }}) as partition_value,
+        cast(null as {{ dbt.type_string() }}) as file_format
+    where false
+    {%- endif %}
+{% endmacro %}
+
+
 {#
-    lara_raw_pending_select(table_name, relation): the raw rows an incremental
-    run of base model `relation` must (re)read, with the columns of the raw
-    view: every file of each *pending* partition. A partition is pending when
-    it holds a file the table has not loaded yet (a new day, or a late file
-    dropped into an old day), or when it is one of the last
-    `lara_lookback_days` days loaded (files still being appended to). Other
-    partitions are not read at all.
+    lara_pending_partitions(table_name): the raw partitions an incremental run
+    loads into base_lara__<table_name>: every partition holding a listed file
+    that lara_incremental_manifest (the load log, as the last completed run
+    left it) does not record, e.g. a new day or a late file dropped into an
+    old day, plus the last `lara_lookback_days` days the log records (files
+    still being appended to). Returns none when there is nothing to compare
+    with (no manifest yet, or `--full-refresh`): then everything is read.
 #}
-{% macro lara_raw_pending_select(table_name, relation) %}
-    {%- set node = (lara_contract_tables() | selectattr('name', 'equalto', table_name) | first) -%}
-    {%- if not execute -%}{{ return(lara_raw_empty_select(node)) }}{%- endif -%}
-    {%- set files = lara_raw_files(node) -%}
-    {%- set loaded = run_query(
-        "select distinct _source_file from " ~ relation
-    ).columns[0].values() -%}
+{% macro lara_pending_partitions(table_name) %}
+    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {%- set manifest = lara_run_state_relation('lara_incremental_manifest') -%}
+    {%- if flags.FULL_REFRESH or manifest is none -%}{{ return(none) }}{%- endif -%}
+    {%- set table_literal = lara_sql_string(table_name) -%}
     {%- set latest = run_query(
-        "select cast(max(_partition_date) as " ~ dbt.type_string() ~ ") from " ~ relation
+        "select cast(max(partition_value) as " ~ dbt.type_string() ~ ") from " ~ manifest
+        ~ " where table_name = " ~ table_literal ~ " and " ~ lara_try_cast('partition_value', 'date') ~ " is not null"
     ).columns[0].values()[0] -%}
     {%- set lookback = var('lara_lookback_days') | int -%}
     {%- set cutoff = (modules.datetime.date.fromisoformat(latest)
-        - modules.datetime.timedelta(days=lookback)).isoformat() if latest else '' -%}
-    {%- set pending = [] -%}
-    {%- for path in files.parquet + files.json -%}
-        {%- set partition = lara_partition_of(path) -%}
-        {%- set is_recent = cutoff and partition[:4].isdigit() and partition >= cutoff -%}
-        {%- if (path not in loaded or is_recent) and partition not in pending -%}
-            {%- do pending.append(partition) -%}
-        {%- endif -%}
-    {%- endfor -%}
+        - modules.datetime.timedelta(days=lookback)).isoformat() if latest else none -%}
+    {%- set query -%}
+        select distinct listed.partition_value
+        from {{ var('lara_raw_schema', 'lara_raw') }}.raw_files as listed
+        left join (
+            select distinct source_file from {{ manifest }} where table_name = {{ table_literal }}
+        ) as loaded
+            on listed.source_file = loaded.source_file
+        where
+            listed.table_name = {{ table_literal }}
+            and (
+                loaded.source_file is null
+                {%- if cutoff %}
+                or (
+                    {{ lara_try_cast('listed.partition_value', 'date') }} is not null
+                    and listed.partition_value >= {{ lara_sql_string(cutoff) }}
+                )
+                {%- endif %}
+            )
+        order by 1
+    {%- endset -%}
+    {{ return(run_query(query).columns[0].values() | list) }}
+{% endmacro %}
+
+
+{#
+    lara_raw_pending_select(table_name): the raw rows an incremental run of
+    base model base_lara__<table_name> reads, with the columns of the raw
+    view: every file of each pending partition (lara_pending_partitions).
+    Other partitions are not read at all.
+#}
+{% macro lara_raw_pending_select(table_name) %}
+    {%- set node = (lara_contract_tables() | selectattr('name', 'equalto', table_name) | first) -%}
+    {%- if not execute -%}{{ return(lara_raw_empty_select(node)) }}{%- endif -%}
+    {%- set files = lara_raw_files(node) -%}
+    {%- set pending = lara_pending_partitions(table_name) -%}
+    {%- if pending is none -%}
+        {%- set pending = [] -%}
+        {%- for path in files.parquet + files.json if lara_partition_of(path) not in pending -%}
+            {%- do pending.append(lara_partition_of(path)) -%}
+        {%- endfor -%}
+    {%- endif -%}
     {%- set parquet = [] -%}
     {%- set json = [] -%}
     {%- for path in files.parquet if lara_partition_of(path) in pending -%}{%- do parquet.append(path) -%}{%- endfor -%}

@@ -50,7 +50,7 @@ with
 source as (
 
     {% if is_incremental() -%}
-    {{ lara_raw_pending_select(table_name, this) }}
+    {{ lara_raw_pending_select(table_name) }}
     {%- else -%}
     select * from {{ source('lara_raw', table_name) }}
     {%- endif %}

@@ -14,13 +14,12 @@
     incremental_strategy='lara_replace_sessions',
     lara_session_column='action_session_guid',
     partition_by=lara_spark_partition_by('_lara_session_date'),
-    pre_hook="{{ lara_stage_affected_sessions() }}",
     on_schema_change='fail'
 ) }}
 
 with
 
-{{ lara_affected_sessions_cte() }}
+{{ lara_sessions_this_run_cte() }}
 
 scoped_actions as (
 
@@ -33,10 +32,10 @@ context_actions as (
     select * from scoped_actions
     {%- if is_incremental() %}
     where
-        {{ lara_in_affected_sessions('session_guid') }}
+        {{ lara_in_sessions_this_run('session_guid') }}
         or document_id in (
             select document_id from scoped_actions
-            where {{ lara_in_affected_sessions('session_guid') }}
+            where {{ lara_in_sessions_this_run('session_guid') }}
         )
     {%- endif %}
 
@@ -72,7 +71,7 @@ retrievals as (
     from {{ ref('int_retrievals_scoped') }}
     {%- if is_incremental() %}
     where
-        {{ lara_in_affected_sessions('session_guid') }}
+        {{ lara_in_sessions_this_run('session_guid') }}
         or retrieval_id in (select source_retrieval_id from context_actions)
     {%- endif %}
 
@@ -292,7 +291,7 @@ final as (
     from ranked
     inner join retrievals
         on ranked.retrieval_id = retrievals.retrieval_id
-    where {{ lara_in_affected_sessions('ranked.session_guid') }}
+    where {{ lara_in_sessions_this_run('ranked.session_guid') }}
 
 )
 

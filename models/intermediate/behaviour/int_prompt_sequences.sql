@@ -3,12 +3,25 @@
     prompt of its session has prompt_kind = 'rewrite'; where that next
     prompt's kind is null, when it comes within var rewrite_window_s (inclusive)
     with token Jaccard >= var rewrite_similarity_min on the prompt texts.
-    Prompts are ordered by time, then id. -#}
+    Prompts are ordered by time, then id.
+
+    Session-grained and incremental (strategy lara_replace_sessions): a run
+    recomputes the rows of lara_sessions_this_run. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_sessions_this_run_cte() }}
 
 prompts as (
 
     select * from {{ ref('int_prompts_scoped') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
@@ -86,4 +99,4 @@ final as (
 
 )
 
-select * from final
+{{ lara_stamp_rows('final') }}

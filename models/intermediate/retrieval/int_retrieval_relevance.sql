@@ -1,14 +1,29 @@
 {#- One row per retrieval: Tier 1 quality at trigger time (metrics.md) from
     the resolved relevance labels. Quality metrics are null where the
-    retrieval has no relevance label. -#}
-{%- set k = var('lara_k') -%}
+    retrieval has no relevance label.
+
+    Session-grained and incremental (strategy lara_replace_sessions): a run
+    recomputes the rows of lara_sessions_this_run. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
+{%- set k = var('lara_k') %}
 
 with
 
+{{ lara_sessions_this_run_cte() }}
+
 retrievals as (
 
-    select retrieval_id
+    select
+        retrieval_id,
+        session_guid
     from {{ ref('int_retrievals_scoped') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
@@ -19,6 +34,7 @@ retrieval_assets as (
         asset_id,
         asset_rank
     from {{ ref('int_retrieval_assets') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
@@ -29,6 +45,9 @@ labels as (
         asset_id,
         grade
     from {{ ref('int_relevance_labels_resolved') }}
+    {%- if is_incremental() %}
+    where retrieval_id in (select retrieval_id from retrievals)
+    {%- endif %}
 
 ),
 
@@ -107,6 +126,7 @@ final as (
 
     select
         retrievals.retrieval_id,
+        retrievals.session_guid,
         labelled_retrievals.retrieval_id is not null as is_labelled,
         coalesce(labelled_retrievals.judged_asset_count, 0) as judged_asset_count,
         coalesce(returned_counts.distinct_returned_count, 0) as distinct_returned_count,
@@ -145,4 +165,4 @@ final as (
 
 )
 
-select * from final
+{{ lara_stamp_rows('final') }}

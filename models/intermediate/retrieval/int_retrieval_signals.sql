@@ -10,15 +10,13 @@
 {{ config(
     materialized='incremental',
     incremental_strategy='lara_replace_sessions',
-    lara_local_tables=['prompt_labels'],
     partition_by=lara_spark_partition_by('_lara_session_date'),
-    pre_hook="{{ lara_stage_affected_sessions() }}",
     on_schema_change='fail'
 ) }}
 
 with
 
-{{ lara_affected_sessions_cte() }}
+{{ lara_sessions_this_run_cte() }}
 
 retrievals as (
 
@@ -32,7 +30,7 @@ retrievals as (
         is_synthetic,
         is_in_tier_scope
     from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_affected_sessions('session_guid') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
@@ -42,8 +40,8 @@ attributions as (
     where
         not is_action_synthetic
         and (
-            {{ lara_in_affected_sessions('retrieval_session_guid') }}
-            or {{ lara_in_affected_sessions('action_session_guid') }}
+            {{ lara_in_sessions_this_run('retrieval_session_guid') }}
+            or {{ lara_in_sessions_this_run('action_session_guid') }}
         )
 
 ),
@@ -58,7 +56,7 @@ actions as (
         consumed_asset_id,
         acted_at
     from {{ ref('int_actions_scoped') }}
-    where not is_synthetic and {{ lara_in_affected_sessions('session_guid') }}
+    where not is_synthetic and {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
@@ -84,7 +82,7 @@ prompt_sequences as (
         next_prompt_id,
         is_rewritten
     from {{ ref('int_prompt_sequences') }}
-    where {{ lara_in_affected_sessions('session_guid') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 

@@ -1,17 +1,35 @@
 {#- Every action with its scope: synthetic when its prompt is synthetic or it
     happened in a session with synthetic prompts; the prompt's surface when it
-    has a prompt. -#}
+    has a prompt.
+
+    Session-grained and incremental (strategy lara_replace_sessions): a run
+    recomputes the actions of lara_sessions_this_run. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_sessions_this_run_cte() }}
 
 actions as (
 
     select * from {{ ref('stg_lara__actions') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 prompts as (
 
     select * from {{ ref('int_prompts_scoped') }}
+    {%- if is_incremental() %}
+    where
+        prompt_id in (select prompt_id from actions)
+        or session_guid in (select session_guid from actions)
+    {%- endif %}
 
 ),
 
@@ -50,4 +68,4 @@ joined as (
 
 )
 
-select * from joined
+{{ lara_stamp_rows('joined') }}

@@ -1,29 +1,51 @@
 {#- Every prompt (synthetic included) with the scope facts every mart needs:
     synthetic traffic (of the prompt or of its session), surface group,
-    retrieval counts, and the resolved Tier 0 / goal labels. -#}
+    retrieval counts, and the resolved Tier 0 / goal labels.
+
+    Session-grained and incremental (strategy lara_replace_sessions): a run
+    recomputes the prompts of lara_sessions_this_run. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_sessions_this_run_cte() }}
 
 prompts as (
 
     select * from {{ ref('stg_lara__prompts') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 retrievals as (
 
-    select * from {{ ref('stg_lara__retrievals') }}
+    select prompt_id from {{ ref('stg_lara__retrievals') }}
+    {%- if is_incremental() %}
+    where prompt_id in (select prompt_id from prompts)
+    {%- endif %}
 
 ),
 
 prompt_labels as (
 
     select * from {{ ref('int_prompt_labels_resolved') }}
+    {%- if is_incremental() %}
+    where prompt_id in (select prompt_id from prompts)
+    {%- endif %}
 
 ),
 
 goal_labels as (
 
     select * from {{ ref('int_goal_labels_resolved') }}
+    {%- if is_incremental() %}
+    where prompt_id in (select prompt_id from prompts)
+    {%- endif %}
 
 ),
 
@@ -91,4 +113,4 @@ final as (
 
 )
 
-select * from final
+{{ lara_stamp_rows('final') }}

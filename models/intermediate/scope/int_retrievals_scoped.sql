@@ -1,18 +1,36 @@
 {#- Every retrieval with its prompt's scope: surface, user, synthetic and
     misroute flags, and the reported role (`unknown` where the log has none).
     A retrieval whose prompt is not in the prompts table keeps surface
-    `unknown` and counts as non-synthetic unless its session is synthetic. -#}
+    `unknown` and counts as non-synthetic unless its session is synthetic.
+
+    Session-grained and incremental (strategy lara_replace_sessions): a run
+    recomputes the retrievals of lara_sessions_this_run. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_sessions_this_run_cte() }}
 
 retrievals as (
 
     select * from {{ ref('stg_lara__retrievals') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 prompts as (
 
     select * from {{ ref('int_prompts_scoped') }}
+    {%- if is_incremental() %}
+    where
+        prompt_id in (select prompt_id from retrievals)
+        or session_guid in (select session_guid from retrievals)
+    {%- endif %}
 
 ),
 
@@ -65,4 +83,4 @@ final as (
 
 )
 
-select * from final
+{{ lara_stamp_rows('final') }}

@@ -2,20 +2,32 @@
     session, acted_at >= the prompt's time and < the session's next prompt's
     time (open-ended for the session's last prompt). An action at exactly the
     next prompt's time belongs to the next prompt; the action's own prompt_id
-    is not used (it is often missing), only time and session. -#}
+    is not used (it is often missing), only time and session.
+
+    Session-grained and incremental (strategy lara_replace_sessions): a run
+    recomputes the rows of lara_sessions_this_run. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_sessions_this_run_cte() }}
 
 prompt_sequences as (
 
     select * from {{ ref('int_prompt_sequences') }}
-    where not is_synthetic
+    where not is_synthetic and {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 user_actions as (
 
     select * from {{ ref('int_actions_scoped') }}
-    where actor = 'user' and not is_synthetic
+    where actor = 'user' and not is_synthetic and {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
@@ -42,4 +54,4 @@ windowed as (
 
 )
 
-select * from windowed
+{{ lara_stamp_rows('windowed') }}

@@ -2,19 +2,32 @@
     whether a user action of one of the definition's types falls in the
     prompt's window (int_prompt_actions_windowed). Non-synthetic prompts on
     chat and editor_assistant only: the effective action rate is defined on
-    assistant prompts. -#}
+    assistant prompts.
+
+    Session-grained and incremental (strategy lara_replace_sessions): a run
+    recomputes the rows of lara_sessions_this_run. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_sessions_this_run_cte() }}
 
 prompts as (
 
     select * from {{ ref('int_prompts_scoped') }}
-    where not is_synthetic and is_assistant_surface
+    where not is_synthetic and is_assistant_surface and {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 windowed_actions as (
 
     select * from {{ ref('int_prompt_actions_windowed') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
@@ -66,4 +79,4 @@ evaluated as (
 
 )
 
-select * from evaluated
+{{ lara_stamp_rows('evaluated') }}

@@ -10,30 +10,48 @@
       another session and attributed to one of this session's retrievals by
       `direct`, `placement` or `document` (the retrieval-driven methods of
       Tier 3; `temporal` never crosses sessions). Non-synthetic attributions
-      only. -#}
+      only.
+
+    Session-grained and incremental (strategy lara_replace_sessions): a run
+    recomputes the rows of lara_sessions_this_run. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_sessions_this_run_cte() }}
 
 prompts as (
 
     select * from {{ ref('int_prompts_scoped') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 actions as (
 
     select * from {{ ref('int_actions_scoped') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 retrievals as (
 
     select * from {{ ref('int_retrievals_scoped') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 attributions as (
 
     select * from {{ ref('int_action_attributions') }}
+    where
+        {{ lara_in_sessions_this_run('retrieval_session_guid') }}
+        or {{ lara_in_sessions_this_run('action_session_guid') }}
 
 ),
 
@@ -193,4 +211,4 @@ final as (
 
 )
 
-select * from final
+{{ lara_stamp_rows('final') }}

@@ -3,45 +3,43 @@
     an outcome. No free text and no user ids. 
 
     Incremental (strategy lara_replace_sessions, macros/incremental): a run
-    recomputes the rows of the affected sessions only. -#}
+    recomputes the rows of lara_sessions_this_run only. -#}
 {{ config(
     materialized='incremental',
     incremental_strategy='lara_replace_sessions',
-    lara_local_tables=['prompt_labels', 'goal_labels'],
     partition_by=lara_spark_partition_by('_lara_session_date'),
-    pre_hook="{{ lara_stage_affected_sessions() }}",
     on_schema_change='fail'
 ) }}
 
 with
 
-{{ lara_affected_sessions_cte() }}
+{{ lara_sessions_this_run_cte() }}
 
 prompts as (
 
     select * from {{ ref('int_prompts_scoped') }}
-    where not is_synthetic and {{ lara_in_affected_sessions('session_guid') }}
+    where not is_synthetic and {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 prompt_sequences as (
 
     select * from {{ ref('int_prompt_sequences') }}
-    where {{ lara_in_affected_sessions('session_guid') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 retrievals as (
 
     select * from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_affected_sessions('session_guid') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 retrieval_signals as (
 
     select * from {{ ref('int_retrieval_signals') }}
-    where {{ lara_in_affected_sessions('session_guid') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 

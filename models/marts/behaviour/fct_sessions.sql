@@ -2,23 +2,22 @@
     sessions), with the naive and the lineage-corrected abandonment flags. 
 
     Incremental (strategy lara_replace_sessions, macros/incremental): a run
-    recomputes the rows of the affected sessions only. -#}
+    recomputes the rows of lara_sessions_this_run only. -#}
 {{ config(
     materialized='incremental',
     incremental_strategy='lara_replace_sessions',
     partition_by=lara_spark_partition_by('_lara_session_date'),
-    pre_hook="{{ lara_stage_affected_sessions() }}",
     on_schema_change='fail'
 ) }}
 
 with
 
-{{ lara_affected_sessions_cte() }}
+{{ lara_sessions_this_run_cte() }}
 
 sessions as (
 
     select * from {{ ref('int_sessions_summarised') }}
-    where not is_synthetic and {{ lara_in_affected_sessions('session_guid') }}
+    where not is_synthetic and {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 

@@ -3,25 +3,23 @@
     day, surface and role and the consumed asset's display position. 
 
     Incremental (strategy lara_replace_sessions, macros/incremental): a run
-    recomputes the rows of the affected sessions only. -#}
+    recomputes the rows of lara_sessions_this_run only. -#}
 {{ config(
     materialized='incremental',
     incremental_strategy='lara_replace_sessions',
-    lara_lineage_tables=['prompts', 'actions', 'retrievals', 'prompt_labels'],
     lara_session_column='action_session_guid',
     partition_by=lara_spark_partition_by('_lara_session_date'),
-    pre_hook="{{ lara_stage_affected_sessions() }}",
     on_schema_change='fail'
 ) }}
 
 with
 
-{{ lara_affected_sessions_cte() }}
+{{ lara_sessions_this_run_cte() }}
 
 attributions as (
 
     select * from {{ ref('int_action_attributions') }}
-    where not is_synthetic and {{ lara_in_affected_sessions('action_session_guid') }}
+    where not is_synthetic and {{ lara_in_sessions_this_run('action_session_guid') }}
 
 ),
 

@@ -1,0 +1,106 @@
+{#- The load log: one row per raw file a completed run loaded into its base
+    model, with the rows read from it. Append-only: a file re-read by a later
+    run (a late file in its partition, the lookback days) gets a new row; the
+    newest row per file is its current state.
+
+    It is the last node of the DAG (it depends on every incremental model),
+    so a run that fails anywhere records nothing and the next run reads the
+    same partitions and recomputes the same sessions again.
+    `reflected_through` is the newest base load (lara_run_limits.upper_limit)
+    that the session-grained models and daily aggregates have reflected: the
+    next run's lower limit. A run that did not select every incremental
+    model (a partial `--select`) records its loads but keeps the previous
+    watermark, so the models it skipped catch up on the next full run. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='fail'
+) }}
+
+-- depends_on: {{ ref('lara_days_this_run') }}
+-- depends_on: {{ ref('int_action_attributions') }}
+-- depends_on: {{ ref('int_retrieval_signals') }}
+-- depends_on: {{ ref('fct_retrievals') }}
+-- depends_on: {{ ref('fct_action_attributions') }}
+-- depends_on: {{ ref('fct_prompts') }}
+-- depends_on: {{ ref('fct_sessions') }}
+
+{%- set limits = ref('lara_run_limits') -%}
+{%- set advance = true -%}
+{%- if execute and is_incremental() -%}
+    {%- for node in graph.nodes.values()
+        if node.resource_type == 'model' and node.package_name == 'lara'
+        and node.config.materialized == 'incremental' and node.name != this.identifier -%}
+        {%- if node.unique_id not in selected_resources -%}{%- set advance = false -%}{%- endif -%}
+    {%- endfor -%}
+{%- endif %}
+
+with
+
+listed as (
+
+    select * from {{ source('lara_raw_listing', 'raw_files') }}
+
+),
+
+{% for table_name in lara_contract_table_names() -%}
+{%- set pending = lara_pending_partitions(table_name) if is_incremental() else none -%}
+{%- set loaded = (not is_incremental()) or ('model.lara.base_lara__' ~ table_name) in selected_resources -%}
+{{ table_name }}_files as (
+
+    select
+        listed.table_name,
+        listed.partition_value,
+        listed.source_file,
+        listed.file_format,
+        count(loaded_rows._source_file) as raw_rows
+    from listed
+    left join {{ ref('base_lara__' ~ table_name) }} as loaded_rows
+        on listed.source_file = loaded_rows._source_file
+    where
+        listed.table_name = {{ lara_sql_string(table_name) }}
+        {%- if not loaded %}
+        and false
+        {%- elif pending is not none %}
+        and listed.partition_value in (
+            {%- for partition in pending %}{{ lara_sql_string(partition) }}{{ ', ' if not loop.last }}{% endfor -%}
+            {%- if not pending %}null{% endif %})
+        {%- endif %}
+    group by
+        listed.table_name,
+        listed.partition_value,
+        listed.source_file,
+        listed.file_format
+
+),
+
+{% endfor -%}
+files as (
+
+    {% for table_name in lara_contract_table_names() -%}
+    select * from {{ table_name }}_files
+    {% if not loop.last %}union all
+    {% endif %}
+    {%- endfor %}
+
+),
+
+final as (
+
+    select
+        {{ lara_run_started_at() }} as run_started_at,
+        files.table_name,
+        files.partition_value,
+        files.source_file,
+        files.file_format,
+        files.raw_rows,
+        {% if advance -%}
+        (select upper_limit from {{ limits }})
+        {%- else -%}
+        (select max(reflected_through) from {{ this }})
+        {%- endif %} as reflected_through
+    from files
+
+)
+
+select * from final

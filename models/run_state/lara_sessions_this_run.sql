@@ -1,0 +1,97 @@
+{#- The sessions this run recomputes, one row each, with the session's date
+    (UTC date of its first clean prompt or action: `_lara_session_date` of
+    every session-grained model, their partition column on Spark) and why
+    it is recomputed:
+    - `full_build`: a full build recomputes every session;
+    - `loaded`: a prompt, action or retrieval of the session, or a prompt
+      label of one of its prompts, was loaded after the last completed run
+      (lara_run_limits.lower_limit), in any status (a version quarantined
+      today removes yesterday's row);
+    - `label`: only a goal or relevance label or a stage span of the
+      session was loaded (they change the session's own rows only);
+    - `lineage`: reached from a touched session through lineage
+      (macros/incremental/incremental.sql, lara_lineage_closure_select):
+      actions naming its retrievals or prompts, every action of the
+      documents they touched, and the sessions of the retrievals those
+      actions name, so that a late export updates the Tier 3 row of the
+      retrieval it credits, in whatever session that retrieval was.
+    Every session-grained model ref()s this model and replaces exactly these
+    sessions (strategy lara_replace_sessions). -#}
+{{ config(materialized='table') }}
+
+{%- set limits = ref('lara_run_limits') %}
+
+{#- The base tables the closure reads, drawn as edges on every build. #}
+{%- for table_name in lara_session_tables() %}
+-- depends_on: {{ ref('base_lara__' ~ table_name) }}
+{%- endfor %}
+
+{%- set is_full_build = true -%}
+{%- if execute -%}
+    {%- set is_full_build = run_query('select is_full_build from ' ~ limits).columns[0].values()[0] -%}
+{%- endif %}
+
+with
+
+clean_events as (
+
+    select
+        session_guid,
+        prompted_at as event_at
+    from {{ ref('stg_lara__prompts') }}
+    union all
+    select
+        session_guid,
+        acted_at as event_at
+    from {{ ref('stg_lara__actions') }}
+
+),
+
+{% if is_full_build -%}
+sessions as (
+
+    select distinct
+        session_guid,
+        'full_build' as reason
+    from clean_events
+    where session_guid is not null
+
+),
+{%- else -%}
+touched as {{ lara_materialized_cte() }} (
+
+    {{ lara_touched_sessions_select('(select lower_limit from ' ~ limits ~ ')') }}
+
+),
+
+sessions as (
+
+    {{ lara_lineage_closure_select('touched') }}
+
+),
+{%- endif %}
+
+session_dates as (
+
+    select
+        session_guid,
+        cast(min(event_at) as date) as session_date
+    from clean_events
+    where session_guid in (select session_guid from sessions)
+    group by session_guid
+
+),
+
+final as (
+
+    select
+        sessions.session_guid,
+        session_dates.session_date,
+        sessions.reason
+    from sessions
+    left join session_dates
+        on sessions.session_guid = session_dates.session_guid
+
+)
+
+select * from final
