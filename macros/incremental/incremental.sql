@@ -268,6 +268,71 @@ left join sessions_this_run
 {% endmacro %}
 
 
+{#
+    Daily aggregates. Their rows are per day (and other dimensions) plus
+    period totals (day null). An incremental run recomputes the day rows of
+    lara_days_this_run only; period totals are recomputed from all days
+    (they are not sums of day rows for every measure: percentiles, distinct
+    prompts). Strategy `lara_replace_days` deletes the rows of those days and
+    the period totals, then inserts the recomputed rows; the day column is
+    the model config `lara_day_column`.
+#}
+{% macro lara_days_this_run_cte() -%}
+    {#- The import CTE `days_this_run` (event_date) of a daily aggregate; its
+        ref() is unconditional, so the DAG shows the edge. -#}
+days_this_run as (
+
+    select event_date from {{ ref('lara_days_this_run') }}
+
+),
+{%- endmacro %}
+
+
+{% macro lara_in_days_this_run(column) -%}
+    {#- A where-clause term over the `days_this_run` CTE: true on a full build,
+        else only the days this run recomputes. -#}
+    {%- if is_incremental() -%}
+    {{ column }} in (select event_date from days_this_run)
+    {%- else -%}
+    true
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro lara_period_rows(relation, day_column) %}
+    {#- The rows a daily aggregate with period totals groups: every row of
+        `relation` once for its day (on incremental runs only the days this
+        run recomputes) and once for the period total, with
+        `is_period_total` and `reporting_date` (the day, null in the period
+        copy). Group by `is_period_total, reporting_date, ...`. -#}
+    select
+        {{ relation }}.*,
+        false as is_period_total,
+        {{ day_column }} as reporting_date
+    from {{ relation }}
+    where {{ lara_in_days_this_run(day_column) }}
+    union all
+    select
+        {{ relation }}.*,
+        true as is_period_total,
+        cast(null as date) as reporting_date
+    from {{ relation }}
+{% endmacro %}
+
+
+{% macro get_incremental_lara_replace_days_sql(arg_dict) %}
+    {%- set target = arg_dict['target_relation'] -%}
+    {%- set column = config.require('lara_day_column') -%}
+    {%- set columns = get_quoted_csv(arg_dict['dest_columns'] | map(attribute='name')) -%}
+    delete from {{ target }}
+    where
+        {{ column }} is null
+        or {{ column }} in (select event_date from {{ ref('lara_days_this_run') }});
+    insert into {{ target }} ({{ columns }})
+    select {{ columns }} from {{ arg_dict['temp_relation'] }}
+{% endmacro %}
+
+
 {% macro lara_materialized_cte() -%}
     {{ return(adapter.dispatch('lara_materialized_cte', 'lara')()) }}
 {%- endmacro %}

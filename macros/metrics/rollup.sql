@@ -26,3 +26,237 @@
         {%- endfor -%}
     ), ''), 'overall')
 {%- endmacro %}
+
+
+{#- lara_rollup(name, rows, day, dimensions, measures, fixed, period_measures,
+    surface_groups): the CTEs of a daily aggregate with period totals, ending
+    in CTE `name` (each CTE followed by a comma). The one roll-up every
+    aggregate with a day uses.
+
+    - rows: a CTE with one row per counted unit, holding the column `day`
+      (a date), the `fixed` and `dimensions` columns and whatever the
+      measure expressions read.
+    - dimensions: [column, label] pairs rolled up with every combination
+      (value 'all' on rolled-up rows); with surface_groups=true the only
+      dimension is `surface`, mapped through the seed reporting_surfaces
+      (a surface, its group `assistant`, and `all`) instead.
+    - fixed: columns every row keeps (never rolled up).
+    - measures: [column, aggregate expression] or [column, expression,
+      options] additive measures (counts, sums): a period total is the sum
+      of the day rows. options: {'type': 'double'} for sums of doubles
+      (default bigint); {'stored_as': column} when the model publishes the
+      measure under another name (read back from the model's own rows).
+    - period_measures: [column, aggregate expression] measures that do not
+      add up over days (percentiles, distinct counts): their period totals
+      are computed from every row of `rows`.
+
+    Output columns of `name`: grouping_level, is_period_total, the day
+    (null on period totals), the fixed columns, the dimensions, the
+    measures, the period measures. grouping_level names the dimensions a
+    row keeps ('day x surface x role', ..., 'overall').
+
+    Incremental runs (the model is incremental with strategy
+    lara_replace_days and the `days_this_run` CTE of
+    lara_days_this_run_cte): day rows are computed for the days this run
+    recomputes only; the other days' rows are read back from the model
+    itself to sum the period totals. So a run costs its days, plus the
+    period measures, which read every row. -#}
+{% macro lara_rollup(name, rows, day, dimensions=[], measures=[], fixed=[], period_measures=[], surface_groups=false) %}
+    {%- set dimension_columns = ['reporting_surface'] if surface_groups else (dimensions | map('first') | list) -%}
+    {%- set output_dimensions = [] -%}
+    {%- if surface_groups -%}
+        {%- do output_dimensions.append('surface') -%}
+    {%- else -%}
+        {%- for pair in dimensions -%}{%- do output_dimensions.append(pair[0]) -%}{%- endfor -%}
+    {%- endif -%}
+    {%- set keys = fixed + output_dimensions -%}
+{{ name }}__units as (
+
+    select
+        {{ rows }}.*
+        {%- if surface_groups %},
+        reporting_surfaces.reporting_surface
+        {%- endif %}
+    from {{ rows }}
+    {%- if surface_groups %}
+    inner join {{ ref('reporting_surfaces') }} as reporting_surfaces
+        on {{ rows }}.surface = reporting_surfaces.surface
+    {%- endif %}
+
+),
+
+{{ name }}__day_rows as (
+
+    select
+        {% if surface_groups -%}
+        case when reporting_surface = 'all' then 'day' else 'day x surface' end
+        {%- else -%}
+        concat_ws(' x ', 'day'
+            {%- for pair in dimensions -%}
+            , case when grouping({{ pair[0] }}) = 0 then '{{ pair[1] }}' end
+            {%- endfor -%}
+        )
+        {%- endif %} as grouping_level,
+        {{ day }},
+        {%- for column in fixed %}
+        {{ column }},
+        {%- endfor %}
+        {%- if surface_groups %}
+        reporting_surface as surface,
+        {%- else %}
+        {%- for pair in dimensions %}
+        {{ lara_rolled_up(pair[0]) }} as {{ pair[0] }},
+        {%- endfor %}
+        {%- endif %}
+        {%- for measure in measures + period_measures %}
+        {{ measure[1] }} as {{ measure[0] }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from {{ name }}__units
+    where {{ lara_in_days_this_run(day) }}
+    group by
+        {{ day }}
+        {%- for column in fixed %},
+        {{ column }}
+        {%- endfor %}
+        {%- if surface_groups %},
+        reporting_surface
+        {%- elif dimension_columns %},
+        cube({{ dimension_columns | join(', ') }})
+        {%- endif %}
+
+),
+
+{{ name }}__all_day_rows as (
+
+    select
+        {%- for column in keys %}
+        {{ column }},
+        {%- endfor %}
+        {%- for measure in measures %}
+        {{ measure[0] }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from {{ name }}__day_rows
+    {%- if is_incremental() %}
+    union all
+    select
+        {%- for column in keys %}
+        {{ column }},
+        {%- endfor %}
+        {%- for measure in measures %}
+        {%- set options = measure[2] if measure | length > 2 else {} %}
+        {{ options.get('stored_as', measure[0]) }} as {{ measure[0] }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from {{ this }}
+    where {{ day }} is not null and {{ day }} not in (select event_date from days_this_run)
+    {%- endif %}
+
+),
+
+{{ name }}__period_sums as (
+
+    select
+        {{ lara_rollup_period_level(dimensions, surface_groups) }} as grouping_level,
+        {%- for column in keys %}
+        {{ column }},
+        {%- endfor %}
+        {%- for measure in measures %}
+        {%- set options = measure[2] if measure | length > 2 else {} %}
+        {%- if options.get('type') == 'double' %}
+        sum({{ measure[0] }}) as {{ measure[0] }}{{ ',' if not loop.last }}
+        {%- else %}
+        cast(sum({{ measure[0] }}) as bigint) as {{ measure[0] }}{{ ',' if not loop.last }}
+        {%- endif %}
+        {%- endfor %}
+    from {{ name }}__all_day_rows
+    {%- if keys %}
+    group by {{ keys | join(', ') }}
+    {%- endif %}
+
+),
+
+{%- if period_measures %}
+
+{{ name }}__period_measures as (
+
+    select
+        {%- for column in fixed %}
+        {{ column }},
+        {%- endfor %}
+        {%- if surface_groups %}
+        reporting_surface as surface,
+        {%- else %}
+        {%- for pair in dimensions %}
+        {{ lara_rolled_up(pair[0]) }} as {{ pair[0] }},
+        {%- endfor %}
+        {%- endif %}
+        {%- for measure in period_measures %}
+        {{ measure[1] }} as {{ measure[0] }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from {{ name }}__units
+    {%- set group_keys = fixed + (['reporting_surface'] if surface_groups else []) %}
+    {%- if group_keys or dimension_columns %}
+    group by
+        {{ group_keys | join(', ') }}
+        {%- if dimension_columns and not surface_groups %}{{ ', ' if group_keys }}cube({{ dimension_columns | join(', ') }}){% endif %}
+    {%- endif %}
+
+),
+{%- endif %}
+
+{{ name }} as (
+
+    select
+        grouping_level,
+        false as is_period_total,
+        {{ day }},
+        {%- for column in keys %}
+        {{ column }},
+        {%- endfor %}
+        {%- for measure in measures + period_measures %}
+        {{ measure[0] }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from {{ name }}__day_rows
+    union all
+    select
+        {{ name }}__period_sums.grouping_level,
+        true as is_period_total,
+        cast(null as date) as {{ day }},
+        {%- for column in keys %}
+        {{ name }}__period_sums.{{ column }},
+        {%- endfor %}
+        {%- for measure in measures %}
+        {{ name }}__period_sums.{{ measure[0] }}{{ ',' if not loop.last or period_measures }}
+        {%- endfor %}
+        {%- for measure in period_measures %}
+        {{ name }}__period_measures.{{ measure[0] }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from {{ name }}__period_sums
+    {%- if period_measures %}
+    left join {{ name }}__period_measures
+        on
+            {%- for column in keys %}
+            {{ 'and ' if not loop.first }}{{ name }}__period_sums.{{ column }} is not distinct from {{ name }}__period_measures.{{ column }}
+            {%- endfor %}
+    {%- endif %}
+
+),
+{% endmacro %}
+
+
+{#- The grouping_level of a period-total row of lara_rollup, from the values
+    of its dimensions: a cube dimension is rolled up where it reads 'all'
+    (no logged value is 'all'); with surface groups, the surface 'all' is the
+    overall row. -#}
+{% macro lara_rollup_period_level(dimensions, surface_groups) -%}
+    {%- if surface_groups -%}
+    case when surface = 'all' then 'overall' else 'surface' end
+    {%- elif dimensions -%}
+    coalesce(nullif(concat_ws(' x '
+        {%- for pair in dimensions -%}
+        , case when {{ pair[0] }} <> 'all' or {{ pair[0] }} is null then '{{ pair[1] }}' end
+        {%- endfor -%}
+    ), ''), 'overall')
+    {%- else -%}
+    'overall'
+    {%- endif -%}
+{%- endmacro %}

@@ -4,8 +4,9 @@
     flags and the requested columns of fct_retrievals (null outside the
     Tier scope). `fact_columns` are fct_retrievals columns, as is or as
     (column, expression) pairs over `retrieval_facts`; `extra_columns` are
-    (alias, expression) pairs over `retrievals` (int_retrievals_scoped). -#}
-{% macro lara_scoped_retrieval_facts(fact_columns, extra_columns=[]) %}
+    (alias, expression) pairs over `retrievals` (int_retrievals_scoped);
+    `where` filters the retrievals (a daily aggregate passes its days). -#}
+{% macro lara_scoped_retrieval_facts(fact_columns, extra_columns=[], where='true') %}
     select
         retrievals.retrieval_id,
         retrievals.prompt_id,
@@ -28,4 +29,5 @@
     from {{ ref('int_retrievals_scoped') }} as retrievals
     left join {{ ref('fct_retrievals') }} as retrieval_facts
         on retrievals.retrieval_id = retrieval_facts.retrieval_id
+    where {{ where }}
 {% endmacro %}

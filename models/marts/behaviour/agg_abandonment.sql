@@ -2,64 +2,61 @@
     session_guid) and lineage-corrected (also no outcome in another session
     attributed to one of the session's retrievals), with their difference,
     per day of the session's start x the session's surface, and over the
-    whole period. -#}
+    whole period.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='activity_date',
+    partition_by=lara_spark_partition_by('activity_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_days_this_run_cte() }}
 
 sessions as (
 
     select * from {{ ref('fct_sessions') }}
-    where is_assistant_session
+    where is_assistant_session and {{ lara_in_days_this_run('session_date') }}
 
 ),
 
-reporting_surfaces as (
-
-    select * from {{ ref('reporting_surfaces') }}
-
-),
-
-reporting_periods as (
-
-    select false as is_period_total
-    union all
-    select true as is_period_total
-
-),
-
-sessions_by_reporting_grain as (
+session_units as (
 
     select
-        case when reporting_periods.is_period_total then null else sessions.session_date end as activity_date,
-        reporting_periods.is_period_total,
-        reporting_surfaces.reporting_surface,
-        sessions.is_abandoned_naive,
-        sessions.is_abandoned_lineage_corrected,
-        sessions.is_abandonment_overstated,
-        sessions.in_session_outcome_count,
-        sessions.outside_session_outcome_count
+        session_date as activity_date,
+        session_surface as surface,
+        is_abandoned_naive,
+        is_abandoned_lineage_corrected,
+        is_abandonment_overstated,
+        in_session_outcome_count,
+        outside_session_outcome_count
     from sessions
-    inner join reporting_surfaces
-        on sessions.session_surface = reporting_surfaces.surface
-    cross join reporting_periods
 
 ),
 
-counted as (
-
-    select
-        activity_date,
-        is_period_total,
-        reporting_surface as surface,
-        count(*) as assistant_session_count,
-        count(case when is_abandoned_naive then 1 end) as abandoned_naive_count,
-        count(case when is_abandoned_lineage_corrected then 1 end) as abandoned_lineage_corrected_count,
-        count(case when is_abandonment_overstated then 1 end) as overstated_session_count,
-        cast(sum(in_session_outcome_count) as bigint) as in_session_outcome_count,
-        cast(sum(outside_session_outcome_count) as bigint) as outside_session_outcome_count
-    from sessions_by_reporting_grain
-    group by activity_date, is_period_total, reporting_surface
-
-),
+{{ lara_rollup(
+    'counted',
+    rows='session_units',
+    day='activity_date',
+    surface_groups=true,
+    measures=[
+        ['assistant_session_count', 'count(*)'],
+        ['abandoned_naive_count', 'count(case when is_abandoned_naive then 1 end)',
+            {'stored_as': 'abandonment_rate_naive_numerator'}],
+        ['abandoned_lineage_corrected_count', 'count(case when is_abandoned_lineage_corrected then 1 end)',
+            {'stored_as': 'abandonment_rate_lineage_corrected_numerator'}],
+        ['overstated_session_count', 'count(case when is_abandonment_overstated then 1 end)',
+            {'stored_as': 'abandonment_overstatement_numerator'}],
+        ['in_session_outcome_count', 'cast(sum(in_session_outcome_count) as bigint)'],
+        ['outside_session_outcome_count', 'cast(sum(outside_session_outcome_count) as bigint)'],
+    ],
+) }}
 
 rated as (
 
@@ -75,7 +72,8 @@ rated as (
         {{ lara_rate_with_counts(
             'abandonment_rate_lineage_corrected', 'abandoned_lineage_corrected_count', 'assistant_session_count'
         ) }},
-        {{ lara_rate_with_counts('abandonment_overstatement', 'overstated_session_count', 'assistant_session_count') }}
+        {{ lara_rate_with_counts('abandonment_overstatement', 'overstated_session_count', 'assistant_session_count') }},
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from counted
 
 )

@@ -3,34 +3,34 @@
     assistant sessions, dated by the session's start) beside the
     retrieval-level CTR of Tier 1 (displayed retrievals with >= 1 attributed
     user click / displayed retrievals, dated by the retrieval; from
-    fct_retrievals) and the clicks per displayed grid. -#}
+    fct_retrievals) and the clicks per displayed grid.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='activity_date',
+    partition_by=lara_spark_partition_by('activity_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_days_this_run_cte() }}
 
 sessions as (
 
     select * from {{ ref('fct_sessions') }}
-    where is_assistant_session
+    where is_assistant_session and {{ lara_in_days_this_run('session_date') }}
 
 ),
 
 retrievals as (
 
     select * from {{ ref('fct_retrievals') }}
-    where is_in_tier_scope
-
-),
-
-reporting_surfaces as (
-
-    select * from {{ ref('reporting_surfaces') }}
-
-),
-
-reporting_periods as (
-
-    select false as is_period_total
-    union all
-    select true as is_period_total
+    where is_in_tier_scope and {{ lara_in_days_this_run('retrieval_date') }}
 
 ),
 
@@ -70,49 +70,32 @@ units as (
 
 ),
 
-units_by_reporting_grain as (
-
-    select
-        case when reporting_periods.is_period_total then null else units.activity_date end as activity_date,
-        reporting_periods.is_period_total,
-        reporting_surfaces.reporting_surface,
-        units.unit_type,
-        units.has_click,
-        units.has_retrieval,
-        units.is_displayed,
-        units.click_count
-    from units
-    inner join reporting_surfaces
-        on units.surface = reporting_surfaces.surface
-    cross join reporting_periods
-
-),
-
-counted as (
-
-    select
-        activity_date,
-        is_period_total,
-        reporting_surface as surface,
-        count(case when unit_type = 'session' then 1 end) as assistant_session_count,
-        count(case when unit_type = 'session' and has_click then 1 end) as clicked_session_count,
-        count(case when unit_type = 'session' and has_retrieval then 1 end) as retrieval_session_count,
-        count(case when unit_type = 'retrieval' then 1 end) as in_scope_retrieval_count,
-        count(case when unit_type = 'retrieval' and is_displayed then 1 end) as displayed_retrieval_count,
-        count(
-            case when unit_type = 'retrieval' and is_displayed and has_click then 1 end
-        ) as clicked_retrieval_count,
-        cast(
-            coalesce(sum(case when unit_type = 'retrieval' and is_displayed then click_count end), 0) as bigint
-        ) as displayed_grid_click_count,
-        cast(
-            coalesce(sum(case when unit_type = 'retrieval' and is_displayed then click_count * click_count end), 0)
-            as double
-        ) as displayed_grid_click_sum_of_squares
-    from units_by_reporting_grain
-    group by activity_date, is_period_total, reporting_surface
-
-),
+{{ lara_rollup(
+    'counted',
+    rows='units',
+    day='activity_date',
+    surface_groups=true,
+    measures=[
+        ['assistant_session_count', "count(case when unit_type = 'session' then 1 end)",
+            {'stored_as': 'naive_session_ctr_denominator'}],
+        ['clicked_session_count', "count(case when unit_type = 'session' and has_click then 1 end)",
+            {'stored_as': 'naive_session_ctr_numerator'}],
+        ['retrieval_session_count', "count(case when unit_type = 'session' and has_retrieval then 1 end)",
+            {'stored_as': 'retrieval_session_share_numerator'}],
+        ['in_scope_retrieval_count', "count(case when unit_type = 'retrieval' then 1 end)"],
+        ['displayed_retrieval_count', "count(case when unit_type = 'retrieval' and is_displayed then 1 end)",
+            {'stored_as': 'retrieval_ctr_denominator'}],
+        ['clicked_retrieval_count',
+            "count(case when unit_type = 'retrieval' and is_displayed and has_click then 1 end)",
+            {'stored_as': 'retrieval_ctr_numerator'}],
+        ['displayed_grid_click_count',
+            "cast(coalesce(sum(case when unit_type = 'retrieval' and is_displayed then click_count end), 0) as bigint)",
+            {'stored_as': 'clicks_per_displayed_grid_numerator'}],
+        ['displayed_grid_click_sum_of_squares',
+            "cast(coalesce(sum(case when unit_type = 'retrieval' and is_displayed then click_count * click_count end), 0) as double)",
+            {'type': 'double', 'stored_as': 'clicks_per_displayed_grid_sum_of_squares'}],
+    ],
+) }}
 
 rated as (
 
@@ -131,7 +114,8 @@ rated as (
             'displayed_grid_click_sum_of_squares',
             'displayed_retrieval_count'
         ) }},
-        {{ lara_rate_with_counts('displayed_share', 'displayed_retrieval_count', 'in_scope_retrieval_count') }}
+        {{ lara_rate_with_counts('displayed_share', 'displayed_retrieval_count', 'in_scope_retrieval_count') }},
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from counted
 
 )

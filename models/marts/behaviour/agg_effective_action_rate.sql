@@ -2,32 +2,33 @@
     effective_action_definitions, per day x reporting surface and over the
     whole period: assistant prompts followed, before the session's next
     prompt, by a user action of one of the definition's types / assistant
-    prompts. Each row publishes the definition's action types. -#}
+    prompts. Each row publishes the definition's action types.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='activity_date',
+    partition_by=lara_spark_partition_by('activity_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_days_this_run_cte() }}
 
 evaluated as (
 
     select * from {{ ref('int_prompt_effective_actions_evaluated') }}
+    where {{ lara_in_days_this_run('prompt_date') }}
 
 ),
 
 definitions as (
 
     select * from {{ ref('effective_action_definitions') }}
-
-),
-
-reporting_surfaces as (
-
-    select * from {{ ref('reporting_surfaces') }}
-
-),
-
-reporting_periods as (
-
-    select false as is_period_total
-    union all
-    select true as is_period_total
 
 ),
 
@@ -42,36 +43,30 @@ definition_types as (
 
 ),
 
-evaluated_by_reporting_grain as (
-
-    select
-        evaluated.definition_name,
-        evaluated.breadth_order,
-        case when reporting_periods.is_period_total then null else evaluated.prompt_date end as activity_date,
-        reporting_periods.is_period_total,
-        reporting_surfaces.reporting_surface,
-        evaluated.has_effective_action
-    from evaluated
-    inner join reporting_surfaces
-        on evaluated.surface = reporting_surfaces.surface
-    cross join reporting_periods
-
-),
-
-counted as (
+evaluated_units as (
 
     select
         definition_name,
         breadth_order,
-        activity_date,
-        is_period_total,
-        reporting_surface as surface,
-        count(*) as assistant_prompt_count,
-        count(case when has_effective_action then 1 end) as effective_prompt_count
-    from evaluated_by_reporting_grain
-    group by definition_name, breadth_order, activity_date, is_period_total, reporting_surface
+        prompt_date as activity_date,
+        surface,
+        has_effective_action
+    from evaluated
 
 ),
+
+{{ lara_rollup(
+    'counted',
+    rows='evaluated_units',
+    day='activity_date',
+    fixed=['definition_name', 'breadth_order'],
+    surface_groups=true,
+    measures=[
+        ['assistant_prompt_count', 'count(*)', {'stored_as': 'effective_action_rate_denominator'}],
+        ['effective_prompt_count', 'count(case when has_effective_action then 1 end)',
+            {'stored_as': 'effective_action_rate_numerator'}],
+    ],
+) }}
 
 rated as (
 
@@ -86,7 +81,8 @@ rated as (
         {{ lara_reporting_grouping_level('counted.is_period_total', 'counted.surface') }} as grouping_level,
         {{ lara_rate_with_counts(
             'effective_action_rate', 'counted.effective_prompt_count', 'counted.assistant_prompt_count'
-        ) }}
+        ) }},
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from counted
     inner join definition_types
         on counted.definition_name = definition_types.definition_name

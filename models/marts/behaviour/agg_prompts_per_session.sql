@@ -1,8 +1,22 @@
 {#- Prompts per session per reporting surface and day of the session's
     start, and over the whole period: for reporting surface S (chat alone;
     assistant = chat + editor_assistant; ...), the prompts on S of the
-    sessions with >= 1 prompt on S, over those sessions. -#}
+    sessions with >= 1 prompt on S, over those sessions.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='activity_date',
+    partition_by=lara_spark_partition_by('activity_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_days_this_run_cte() }}
 
 prompts as (
 
@@ -22,14 +36,6 @@ reporting_surfaces as (
 
 ),
 
-reporting_periods as (
-
-    select false as is_period_total
-    union all
-    select true as is_period_total
-
-),
-
 session_surface_prompts as (
 
     select
@@ -43,36 +49,36 @@ session_surface_prompts as (
 
 ),
 
-sessions_by_reporting_grain as (
+session_units as (
 
     select
-        case when reporting_periods.is_period_total then null else sessions.session_date end as activity_date,
-        reporting_periods.is_period_total,
-        session_surface_prompts.reporting_surface,
+        sessions.session_date as activity_date,
+        session_surface_prompts.reporting_surface as surface,
         session_surface_prompts.prompt_count
     from session_surface_prompts
     inner join sessions
         on session_surface_prompts.session_guid = sessions.session_guid
-    cross join reporting_periods
 
 ),
 
-counted as (
-
-    select
-        activity_date,
-        is_period_total,
-        reporting_surface as surface,
-        count(*) as session_count,
-        cast(sum(prompt_count) as bigint) as prompt_count,
-        cast(sum(prompt_count * prompt_count) as double) as prompt_count_sum_of_squares,
-        {{ lara_percentile_cont('prompt_count', 0.5) }} as p50_prompts_per_session,
-        {{ lara_percentile_cont('prompt_count', 0.95) }} as p95_prompts_per_session,
-        count(case when prompt_count = 1 then 1 end) as single_prompt_session_count
-    from sessions_by_reporting_grain
-    group by activity_date, is_period_total, reporting_surface
-
-),
+{{ lara_rollup(
+    'counted',
+    rows='session_units',
+    day='activity_date',
+    fixed=['surface'],
+    measures=[
+        ['session_count', 'count(*)'],
+        ['prompt_count', 'cast(sum(prompt_count) as bigint)'],
+        ['prompt_count_sum_of_squares', 'cast(sum(prompt_count * prompt_count) as double)',
+            {'type': 'double', 'stored_as': 'prompts_per_session_sum_of_squares'}],
+        ['single_prompt_session_count', 'count(case when prompt_count = 1 then 1 end)',
+            {'stored_as': 'single_prompt_session_rate_numerator'}],
+    ],
+    period_measures=[
+        ['p50_prompts_per_session', lara_percentile_cont('prompt_count', 0.5)],
+        ['p95_prompts_per_session', lara_percentile_cont('prompt_count', 0.95)],
+    ],
+) }}
 
 rated as (
 
@@ -88,7 +94,8 @@ rated as (
         ) }},
         p50_prompts_per_session,
         p95_prompts_per_session,
-        {{ lara_rate_with_counts('single_prompt_session_rate', 'single_prompt_session_count', 'session_count') }}
+        {{ lara_rate_with_counts('single_prompt_session_rate', 'single_prompt_session_count', 'session_count') }},
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from counted
 
 )

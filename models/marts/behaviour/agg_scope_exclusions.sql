@@ -1,7 +1,21 @@
 {#- What the scope rules take out, per record type x day x reporting
     surface and over the whole period: synthetic traffic (out of every
-    metric) and misrouted prompts / retrievals (out of Tiers 1-3). -#}
+    metric) and misrouted prompts / retrievals (out of Tiers 1-3).
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='activity_date',
+    partition_by=lara_spark_partition_by('activity_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_days_this_run_cte() }}
 
 prompts as (
 
@@ -12,38 +26,27 @@ prompts as (
 retrievals as (
 
     select * from {{ ref('int_retrievals_scoped') }}
+    where {{ lara_in_days_this_run('retrieval_date') }}
 
 ),
 
 actions as (
 
     select * from {{ ref('int_actions_scoped') }}
+    where {{ lara_in_days_this_run('action_date') }}
 
 ),
 
 sessions as (
 
     select * from {{ ref('int_sessions_summarised') }}
+    where {{ lara_in_days_this_run('session_date') }}
 
 ),
 
 spans as (
 
     select * from {{ ref('stg_lara__stage_spans') }}
-
-),
-
-reporting_surfaces as (
-
-    select * from {{ ref('reporting_surfaces') }}
-
-),
-
-reporting_periods as (
-
-    select false as is_period_total
-    union all
-    select true as is_period_total
 
 ),
 
@@ -57,6 +60,7 @@ prompt_units as (
         is_misrouted,
         false as has_unknown_prompt
     from prompts
+    where {{ lara_in_days_this_run('prompt_date') }}
 
 ),
 
@@ -111,6 +115,7 @@ span_units as (
     from spans
     left join prompts
         on spans.prompt_id = prompts.prompt_id
+    where {{ lara_in_days_this_run('coalesce(prompts.prompt_date, spans.partition_date)') }}
 
 ),
 
@@ -128,42 +133,22 @@ units as (
 
 ),
 
-units_by_reporting_grain as (
-
-    select
-        units.record_type,
-        case when reporting_periods.is_period_total then null else units.activity_date end as activity_date,
-        reporting_periods.is_period_total,
-        reporting_surfaces.reporting_surface,
-        units.is_synthetic,
-        units.is_misrouted,
-        units.has_unknown_prompt
-    from units
-    inner join reporting_surfaces
-        on units.surface = reporting_surfaces.surface
-    cross join reporting_periods
-
-),
-
-counted as (
-
-    select
-        record_type,
-        activity_date,
-        is_period_total,
-        reporting_surface as surface,
-        count(*) as record_count,
-        count(case when is_synthetic then 1 end) as synthetic_count,
-        count(case when not is_synthetic and is_misrouted then 1 end) as misrouted_count,
-        count(case when not is_synthetic and has_unknown_prompt then 1 end) as unknown_prompt_count,
-        count(
-            case when not is_synthetic and not (record_type = 'stage_span' and has_unknown_prompt) then 1 end
-        ) as behaviour_scope_count,
-        count(case when not is_synthetic and not is_misrouted then 1 end) as tier_scope_count
-    from units_by_reporting_grain
-    group by record_type, activity_date, is_period_total, reporting_surface
-
-),
+{{ lara_rollup(
+    'counted',
+    rows='units',
+    day='activity_date',
+    fixed=['record_type'],
+    surface_groups=true,
+    measures=[
+        ['record_count', 'count(*)'],
+        ['synthetic_count', 'count(case when is_synthetic then 1 end)'],
+        ['misrouted_count', 'count(case when not is_synthetic and is_misrouted then 1 end)'],
+        ['unknown_prompt_count', 'count(case when not is_synthetic and has_unknown_prompt then 1 end)'],
+        ['behaviour_scope_count',
+            "count(case when not is_synthetic and not (record_type = 'stage_span' and has_unknown_prompt) then 1 end)"],
+        ['tier_scope_count', 'count(case when not is_synthetic and not is_misrouted then 1 end)'],
+    ],
+) }}
 
 final as (
 
@@ -178,7 +163,8 @@ final as (
         case when record_type in ('prompt', 'retrieval') then misrouted_count end as misrouted_count,
         case when record_type in ('retrieval', 'stage_span') then unknown_prompt_count end as unknown_prompt_count,
         behaviour_scope_count,
-        case when record_type = 'retrieval' then tier_scope_count end as tier_scope_count
+        case when record_type = 'retrieval' then tier_scope_count end as tier_scope_count,
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from counted
 
 )

@@ -2,8 +2,22 @@
     surface x stage and over the whole period, over all prompts and over
     successful tasks (prompts with a retrieval-driven outcome), and the cost
     per successful task. A prompt's cost in a stage is the sum of its spans
-    of that stage; `all_stages` sums every stage of the prompt. -#}
+    of that stage; `all_stages` sums every stage of the prompt.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='activity_date',
+    partition_by=lara_spark_partition_by('activity_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_days_this_run_cte() }}
 
 spans as (
 
@@ -14,20 +28,6 @@ spans as (
 prompts as (
 
     select * from {{ ref('fct_prompts') }}
-
-),
-
-reporting_surfaces as (
-
-    select * from {{ ref('reporting_surfaces') }}
-
-),
-
-reporting_periods as (
-
-    select false as is_period_total
-    union all
-    select true as is_period_total
 
 ),
 
@@ -96,65 +96,63 @@ prompt_stage_units as (
 
 ),
 
-units_by_reporting_grain as (
+stage_units as (
 
     select
-        case
-            when reporting_periods.is_period_total then null else prompt_stage_units.prompt_date
-        end as activity_date,
-        reporting_periods.is_period_total,
-        reporting_surfaces.reporting_surface,
-        prompt_stage_units.stage,
-        prompt_stage_units.is_successful_task,
-        prompt_stage_units.is_instrumented,
-        prompt_stage_units.span_count,
-        prompt_stage_units.latency_ms,
-        prompt_stage_units.tokens,
-        case when prompt_stage_units.is_successful_task then prompt_stage_units.latency_ms end
-            as successful_task_latency_ms,
-        case when prompt_stage_units.is_successful_task then prompt_stage_units.tokens end
-            as successful_task_tokens
-    from prompt_stage_units
-    inner join reporting_surfaces
-        on prompt_stage_units.surface = reporting_surfaces.surface
-    cross join reporting_periods
-
-),
-
-counted as (
-
-    select
+        prompt_date as activity_date,
+        surface,
         stage,
-        activity_date,
-        is_period_total,
-        reporting_surface as surface,
-        count(*) as prompt_count,
-        count(case when is_instrumented then 1 end) as instrumented_prompt_count,
-        count(case when span_count > 0 then 1 end) as costed_prompt_count,
-        cast(sum(span_count) as bigint) as span_count,
-        count(case when is_successful_task then 1 end) as successful_task_count,
-        count(case when is_successful_task and is_instrumented then 1 end) as instrumented_successful_task_count,
-        count(case when is_successful_task and span_count > 0 then 1 end) as costed_successful_task_count,
-        sum(latency_ms) as total_latency_ms,
-        sum(latency_ms * latency_ms) as latency_ms_sum_of_squares,
-        {{ lara_percentile_cont('latency_ms', 0.5) }} as p50_latency_ms,
-        {{ lara_percentile_cont('latency_ms', 0.95) }} as p95_latency_ms,
-        sum(tokens) as total_tokens,
-        sum(tokens * tokens) as tokens_sum_of_squares,
-        {{ lara_percentile_cont('tokens', 0.5) }} as p50_tokens,
-        {{ lara_percentile_cont('tokens', 0.95) }} as p95_tokens,
-        sum(successful_task_latency_ms) as successful_task_total_latency_ms,
-        sum(successful_task_latency_ms * successful_task_latency_ms) as successful_task_latency_ms_sum_of_squares,
-        {{ lara_percentile_cont('successful_task_latency_ms', 0.5) }} as successful_task_p50_latency_ms,
-        {{ lara_percentile_cont('successful_task_latency_ms', 0.95) }} as successful_task_p95_latency_ms,
-        sum(successful_task_tokens) as successful_task_total_tokens,
-        sum(successful_task_tokens * successful_task_tokens) as successful_task_tokens_sum_of_squares,
-        {{ lara_percentile_cont('successful_task_tokens', 0.5) }} as successful_task_p50_tokens,
-        {{ lara_percentile_cont('successful_task_tokens', 0.95) }} as successful_task_p95_tokens
-    from units_by_reporting_grain
-    group by stage, activity_date, is_period_total, reporting_surface
+        is_successful_task,
+        is_instrumented,
+        span_count,
+        latency_ms,
+        tokens,
+        case when is_successful_task then latency_ms end as successful_task_latency_ms,
+        case when is_successful_task then tokens end as successful_task_tokens
+    from prompt_stage_units
 
 ),
+
+{{ lara_rollup(
+    'counted',
+    rows='stage_units',
+    day='activity_date',
+    fixed=['stage'],
+    surface_groups=true,
+    measures=[
+        ['prompt_count', 'count(*)'],
+        ['instrumented_prompt_count', 'count(case when is_instrumented then 1 end)'],
+        ['costed_prompt_count', 'count(case when span_count > 0 then 1 end)'],
+        ['span_count', 'cast(sum(span_count) as bigint)'],
+        ['successful_task_count', 'count(case when is_successful_task then 1 end)'],
+        ['instrumented_successful_task_count', 'count(case when is_successful_task and is_instrumented then 1 end)'],
+        ['costed_successful_task_count', 'count(case when is_successful_task and span_count > 0 then 1 end)'],
+        ['total_latency_ms', 'sum(latency_ms)', {'type': 'double', 'stored_as': 'mean_latency_ms_numerator'}],
+        ['latency_ms_sum_of_squares', 'sum(latency_ms * latency_ms)',
+            {'type': 'double', 'stored_as': 'mean_latency_ms_sum_of_squares'}],
+        ['total_tokens', 'sum(tokens)', {'type': 'double', 'stored_as': 'mean_tokens_numerator'}],
+        ['tokens_sum_of_squares', 'sum(tokens * tokens)',
+            {'type': 'double', 'stored_as': 'mean_tokens_sum_of_squares'}],
+        ['successful_task_total_latency_ms', 'sum(successful_task_latency_ms)',
+            {'type': 'double', 'stored_as': 'successful_task_mean_latency_ms_numerator'}],
+        ['successful_task_latency_ms_sum_of_squares', 'sum(successful_task_latency_ms * successful_task_latency_ms)',
+            {'type': 'double', 'stored_as': 'successful_task_mean_latency_ms_sum_of_squares'}],
+        ['successful_task_total_tokens', 'sum(successful_task_tokens)',
+            {'type': 'double', 'stored_as': 'successful_task_mean_tokens_numerator'}],
+        ['successful_task_tokens_sum_of_squares', 'sum(successful_task_tokens * successful_task_tokens)',
+            {'type': 'double', 'stored_as': 'successful_task_mean_tokens_sum_of_squares'}],
+    ],
+    period_measures=[
+        ['p50_latency_ms', lara_percentile_cont('latency_ms', 0.5)],
+        ['p95_latency_ms', lara_percentile_cont('latency_ms', 0.95)],
+        ['p50_tokens', lara_percentile_cont('tokens', 0.5)],
+        ['p95_tokens', lara_percentile_cont('tokens', 0.95)],
+        ['successful_task_p50_latency_ms', lara_percentile_cont('successful_task_latency_ms', 0.5)],
+        ['successful_task_p95_latency_ms', lara_percentile_cont('successful_task_latency_ms', 0.95)],
+        ['successful_task_p50_tokens', lara_percentile_cont('successful_task_tokens', 0.5)],
+        ['successful_task_p95_tokens', lara_percentile_cont('successful_task_tokens', 0.95)],
+    ],
+) }}
 
 rated as (
 
@@ -200,7 +198,8 @@ rated as (
         {{ lara_rate('total_latency_ms', 'instrumented_successful_task_count') }} as latency_ms_per_successful_task,
         total_tokens as tokens_per_successful_task_numerator,
         instrumented_successful_task_count as tokens_per_successful_task_denominator,
-        {{ lara_rate('total_tokens', 'instrumented_successful_task_count') }} as tokens_per_successful_task
+        {{ lara_rate('total_tokens', 'instrumented_successful_task_count') }} as tokens_per_successful_task,
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from counted
 
 )

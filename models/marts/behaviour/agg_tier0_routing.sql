@@ -1,66 +1,67 @@
 {#- Tier 0 (planner routing) per day x reporting surface and over the whole
     period: the trigger rate on every prompt, and the misroute,
     missed-retrieval, multi-intent and retrieval-intent rates on the
-    labelled sample. -#}
+    labelled sample.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='activity_date',
+    partition_by=lara_spark_partition_by('activity_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_days_this_run_cte() }}
 
 prompts as (
 
     select * from {{ ref('fct_prompts') }}
+    where {{ lara_in_days_this_run('prompt_date') }}
 
 ),
 
-reporting_surfaces as (
-
-    select * from {{ ref('reporting_surfaces') }}
-
-),
-
-reporting_periods as (
-
-    select false as is_period_total
-    union all
-    select true as is_period_total
-
-),
-
-prompts_by_reporting_grain as (
+prompt_units as (
 
     select
-        case when reporting_periods.is_period_total then null else prompts.prompt_date end as activity_date,
-        reporting_periods.is_period_total,
-        reporting_surfaces.reporting_surface,
-        prompts.is_retrieval_turn,
-        prompts.is_tier0_labelled,
-        prompts.has_retrieval_intent,
-        prompts.is_misrouted,
-        prompts.is_missed_retrieval,
-        prompts.is_multi_intent
+        prompt_date as activity_date,
+        surface,
+        is_retrieval_turn,
+        is_tier0_labelled,
+        has_retrieval_intent,
+        is_misrouted,
+        is_missed_retrieval,
+        is_multi_intent
     from prompts
-    inner join reporting_surfaces
-        on prompts.surface = reporting_surfaces.surface
-    cross join reporting_periods
 
 ),
 
-counted as (
-
-    select
-        activity_date,
-        is_period_total,
-        reporting_surface as surface,
-        count(*) as prompt_count,
-        count(case when is_retrieval_turn then 1 end) as retrieval_turn_count,
-        count(case when is_tier0_labelled then 1 end) as labelled_prompt_count,
-        count(case when is_tier0_labelled and is_retrieval_turn then 1 end) as labelled_retrieval_turn_count,
-        count(case when is_misrouted then 1 end) as misrouted_prompt_count,
-        count(case when has_retrieval_intent then 1 end) as labelled_intent_count,
-        count(case when is_missed_retrieval then 1 end) as missed_retrieval_count,
-        count(case when is_multi_intent then 1 end) as multi_intent_count
-    from prompts_by_reporting_grain
-    group by activity_date, is_period_total, reporting_surface
-
-),
+{{ lara_rollup(
+    'counted',
+    rows='prompt_units',
+    day='activity_date',
+    surface_groups=true,
+    measures=[
+        ['prompt_count', 'count(*)'],
+        ['retrieval_turn_count', 'count(case when is_retrieval_turn then 1 end)',
+            {'stored_as': 'trigger_rate_numerator'}],
+        ['labelled_prompt_count', 'count(case when is_tier0_labelled then 1 end)'],
+        ['labelled_retrieval_turn_count', 'count(case when is_tier0_labelled and is_retrieval_turn then 1 end)',
+            {'stored_as': 'misroute_rate_denominator'}],
+        ['misrouted_prompt_count', 'count(case when is_misrouted then 1 end)',
+            {'stored_as': 'misroute_rate_numerator'}],
+        ['labelled_intent_count', 'count(case when has_retrieval_intent then 1 end)',
+            {'stored_as': 'missed_retrieval_rate_denominator'}],
+        ['missed_retrieval_count', 'count(case when is_missed_retrieval then 1 end)',
+            {'stored_as': 'missed_retrieval_rate_numerator'}],
+        ['multi_intent_count', 'count(case when is_multi_intent then 1 end)',
+            {'stored_as': 'multi_intent_rate_numerator'}],
+    ],
+) }}
 
 rated as (
 
@@ -76,7 +77,8 @@ rated as (
         {{ lara_rate_with_counts('missed_retrieval_rate', 'missed_retrieval_count', 'labelled_intent_count') }},
         {{ lara_rate_with_counts('multi_intent_rate', 'multi_intent_count', 'labelled_prompt_count') }},
         {{ lara_rate_with_counts('retrieval_intent_rate', 'labelled_intent_count', 'labelled_prompt_count') }},
-        {{ lara_rate_with_counts('missed_retrieval_prompt_share', 'missed_retrieval_count', 'labelled_prompt_count') }}
+        {{ lara_rate_with_counts('missed_retrieval_prompt_share', 'missed_retrieval_count', 'labelled_prompt_count') }},
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from counted
 
 )

@@ -1,10 +1,24 @@
 {#- Share of bridge retrievals (fct_retrieval_bridge) per day x surface x
     role of the retrieval, with every roll-up ('all', null day). Population:
     labelled in-scope retrievals; in-scope retrievals are counted beside
-    them to show how much of the traffic the figures rest on. -#}
-{%- set dimensions = [['retrieval_date', 'day'], ['surface', 'surface'], ['retrieval_role', 'role']] -%}
+    them to show how much of the traffic the figures rest on.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{%- set dimensions = [['surface', 'surface'], ['retrieval_role', 'role']] -%}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='retrieval_date',
+    partition_by=lara_spark_partition_by('retrieval_date'),
+    on_schema_change='fail'
+) }}
+
 
 with
+
+{{ lara_days_this_run_cte() }}
 
 retrievals as (
 
@@ -14,7 +28,7 @@ retrievals as (
         surface,
         retrieval_role
     from {{ ref('fct_retrievals') }}
-    where is_in_tier_scope
+    where is_in_tier_scope and {{ lara_in_days_this_run('retrieval_date') }}
 
 ),
 
@@ -42,26 +56,22 @@ scoped as (
 
 ),
 
-aggregated as (
-
-    select
-        {{ lara_grouping_level(dimensions) }} as grouping_level,
-        retrieval_date,
-        {{ lara_rolled_up('surface') }} as surface,
-        {{ lara_rolled_up('retrieval_role') }} as retrieval_role,
-        count(*) as in_scope_retrieval_count,
-        {{ lara_count_if('is_labelled') }} as labelled_retrieval_count,
-        {{ lara_count_if('is_low_quality') }} as low_quality_retrieval_count,
-        {{ lara_count_if('is_labelled and is_used') }} as used_retrieval_count,
-        {{ lara_count_if('is_labelled and has_outcome') }} as outcome_retrieval_count,
-        {{ lara_count_if('is_low_quality and is_used') }} as low_quality_used_retrieval_count,
-        {{ lara_count_if('is_low_quality and is_followed_by_successful_retrieval') }}
-            as low_quality_followed_retrieval_count,
-        {{ lara_count_if('is_bridge_retrieval') }} as bridge_retrieval_count
-    from scoped
-    group by {{ lara_cube(dimensions | map('first') | list) }}
-
-),
+{{ lara_rollup(
+    'aggregated',
+    rows='scoped',
+    day='retrieval_date',
+    dimensions=dimensions,
+    measures=[
+        ['in_scope_retrieval_count', 'count(*)'],
+        ['labelled_retrieval_count', lara_count_if('is_labelled')],
+        ['low_quality_retrieval_count', lara_count_if('is_low_quality')],
+        ['used_retrieval_count', lara_count_if('is_labelled and is_used')],
+        ['outcome_retrieval_count', lara_count_if('is_labelled and has_outcome')],
+        ['low_quality_used_retrieval_count', lara_count_if('is_low_quality and is_used')],
+        ['low_quality_followed_retrieval_count', lara_count_if('is_low_quality and is_followed_by_successful_retrieval')],
+        ['bridge_retrieval_count', lara_count_if('is_bridge_retrieval')],
+    ],
+) }}
 
 final as (
 
@@ -86,7 +96,8 @@ final as (
         {{ lara_rate_columns('bridge_retrieval_share', 'bridge_retrieval_count', 'labelled_retrieval_count') }},
         {{ lara_rate_columns(
             'bridge_share_of_low_quality', 'bridge_retrieval_count', 'low_quality_retrieval_count'
-        ) }}
+        ) }},
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from aggregated
 
 )

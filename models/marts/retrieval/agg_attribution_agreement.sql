@@ -2,12 +2,26 @@
     actions resolved by direct or placement that have a consumed_asset_id,
     the share for which rule 4 alone gives the same retrieval. Per day x
     surface x role of the credited retrieval and per method, with every
-    roll-up ('all'). Synthetic actions are excluded and counted. -#}
+    roll-up ('all'). Synthetic actions are excluded and counted.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
 {%- set dimensions = [
-    ['retrieval_date', 'day'], ['surface', 'surface'], ['retrieval_role', 'role'], ['attribution_method', 'method']
+    ['surface', 'surface'], ['retrieval_role', 'role'], ['attribution_method', 'method']
 ] -%}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='retrieval_date',
+    partition_by=lara_spark_partition_by('retrieval_date'),
+    on_schema_change='fail'
+) }}
+
 
 with
+
+{{ lara_days_this_run_cte() }}
 
 attributions as (
 
@@ -33,6 +47,7 @@ retrievals as (
         surface,
         retrieval_role
     from {{ ref('int_retrievals_scoped') }}
+    where {{ lara_in_days_this_run('retrieval_date') }}
 
 ),
 
@@ -53,25 +68,21 @@ joined as (
 
 ),
 
-aggregated as (
-
-    select
-        {{ lara_grouping_level(dimensions) }} as grouping_level,
-        retrieval_date,
-        {{ lara_rolled_up('surface') }} as surface,
-        {{ lara_rolled_up('retrieval_role') }} as retrieval_role,
-        {{ lara_rolled_up('attribution_method') }} as attribution_method,
-        {{ lara_count_if('is_synthetic') }} as synthetic_action_count,
-        {{ lara_count_if('not is_synthetic') }} as lineage_action_count,
-        {{ lara_count_if('not is_synthetic and is_temporal_agreement') }} as agreeing_action_count,
-        {{ lara_count_if('not is_synthetic and not is_temporal_agreement and temporal_retrieval_id is not null') }}
-            as temporal_other_retrieval_action_count,
-        {{ lara_count_if('not is_synthetic and temporal_retrieval_id is null') }} as temporal_no_retrieval_action_count,
-        {{ lara_count_if('not is_synthetic and is_cross_session') }} as cross_session_action_count
-    from joined
-    group by {{ lara_cube(dimensions | map('first') | list) }}
-
-),
+{{ lara_rollup(
+    'aggregated',
+    rows='joined',
+    day='retrieval_date',
+    dimensions=dimensions,
+    measures=[
+        ['synthetic_action_count', lara_count_if('is_synthetic')],
+        ['lineage_action_count', lara_count_if('not is_synthetic')],
+        ['agreeing_action_count', lara_count_if('not is_synthetic and is_temporal_agreement')],
+        ['temporal_other_retrieval_action_count',
+            lara_count_if('not is_synthetic and not is_temporal_agreement and temporal_retrieval_id is not null')],
+        ['temporal_no_retrieval_action_count', lara_count_if('not is_synthetic and temporal_retrieval_id is null')],
+        ['cross_session_action_count', lara_count_if('not is_synthetic and is_cross_session')],
+    ],
+) }}
 
 final as (
 
@@ -87,7 +98,8 @@ final as (
         {{ lara_rate_columns('agreement_rate', 'agreeing_action_count', 'lineage_action_count') }},
         temporal_other_retrieval_action_count,
         temporal_no_retrieval_action_count,
-        cross_session_action_count
+        cross_session_action_count,
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from aggregated
 
 )

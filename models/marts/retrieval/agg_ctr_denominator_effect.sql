@@ -2,10 +2,24 @@
     beside the naive conversation-level CTR, to show the denominator effect:
     per day x surface with every roll-up ('all'). Sessions are dated and
     placed by their first assistant prompt; retrievals by their own day and
-    surface. Synthetic traffic is excluded and counted. -#}
-{%- set dimensions = [['activity_date', 'day'], ['surface', 'surface']] -%}
+    surface. Synthetic traffic is excluded and counted.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{%- set dimensions = [['surface', 'surface']] -%}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='activity_date',
+    partition_by=lara_spark_partition_by('activity_date'),
+    on_schema_change='fail'
+) }}
+
 
 with
+
+{{ lara_days_this_run_cte() }}
 
 prompts as (
 
@@ -110,24 +124,21 @@ units as (
 
 ),
 
-aggregated as (
-
-    select
-        {{ lara_grouping_level(dimensions) }} as grouping_level,
-        activity_date,
-        {{ lara_rolled_up('surface') }} as surface,
-        {{ lara_count_if("unit = 'session' and is_synthetic") }} as synthetic_session_count,
-        {{ lara_count_if("unit = 'session' and not is_synthetic") }} as assistant_session_count,
-        {{ lara_count_if("unit = 'session' and not is_synthetic and has_click") }} as clicked_session_count,
-        {{ lara_count_if("unit = 'session' and not is_synthetic and has_retrieval_turn") }}
-            as retrieval_session_count,
-        {{ lara_count_if("unit = 'retrieval'") }} as displayed_retrieval_count,
-        {{ lara_count_if("unit = 'retrieval' and has_click") }} as clicked_retrieval_count,
-        cast(coalesce(sum(case when unit = 'retrieval' then click_count end), 0) as bigint) as displayed_click_count
-    from units
-    group by {{ lara_cube(dimensions | map('first') | list) }}
-
-),
+{{ lara_rollup(
+    'aggregated',
+    rows='units',
+    day='activity_date',
+    dimensions=dimensions,
+    measures=[
+        ['synthetic_session_count', lara_count_if("unit = 'session' and is_synthetic")],
+        ['assistant_session_count', lara_count_if("unit = 'session' and not is_synthetic")],
+        ['clicked_session_count', lara_count_if("unit = 'session' and not is_synthetic and has_click")],
+        ['retrieval_session_count', lara_count_if("unit = 'session' and not is_synthetic and has_retrieval_turn")],
+        ['displayed_retrieval_count', lara_count_if("unit = 'retrieval'")],
+        ['clicked_retrieval_count', lara_count_if("unit = 'retrieval' and has_click")],
+        ['displayed_click_count', "cast(coalesce(sum(case when unit = 'retrieval' then click_count end), 0) as bigint)"],
+    ],
+) }}
 
 final as (
 
@@ -145,7 +156,8 @@ final as (
         clicked_retrieval_count,
         {{ lara_rate_columns('click_through_rate', 'clicked_retrieval_count', 'displayed_retrieval_count') }},
         displayed_click_count,
-        {{ lara_rate('displayed_click_count', 'displayed_retrieval_count') }} as clicks_per_displayed_grid
+        {{ lara_rate('displayed_click_count', 'displayed_retrieval_count') }} as clicks_per_displayed_grid,
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from aggregated
 
 )

@@ -1,49 +1,63 @@
 {#- Tier 1 (metrics.md): retrieval quality at trigger time per day x surface
     x role with every roll-up ('all'), over in-scope retrievals (not
-    synthetic, not misrouted). Exclusions are counted. -#}
-{%- set dimensions = [['retrieval_date', 'day'], ['surface', 'surface'], ['retrieval_role', 'role']] -%}
+    synthetic, not misrouted). Exclusions are counted.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{%- set dimensions = [['surface', 'surface'], ['retrieval_role', 'role']] -%}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='retrieval_date',
+    partition_by=lara_spark_partition_by('retrieval_date'),
+    on_schema_change='fail'
+) }}
+
 
 with
+
+{{ lara_days_this_run_cte() }}
 
 {# Every logged retrieval with its scope flags and its Tier facts. #}
 scoped as (
 
     {{ lara_scoped_retrieval_facts(
-        ['is_empty', 'is_labelled', 'precision_at_1', 'precision_at_k', 'ndcg_at_k', 'label_coverage_at_k', 'is_tier1_good', 'is_displayed', 'click_count']
+        ['is_empty', 'is_labelled', 'precision_at_1', 'precision_at_k', 'ndcg_at_k', 'label_coverage_at_k', 'is_tier1_good', 'is_displayed', 'click_count'],
+        where=lara_in_days_this_run('retrievals.retrieval_date')
     ) }}
 
 ),
 
-aggregated as (
-
-    select
-        {{ lara_grouping_level(dimensions) }} as grouping_level,
-        retrieval_date,
-        {{ lara_rolled_up('surface') }} as surface,
-        {{ lara_rolled_up('retrieval_role') }} as retrieval_role,
-        count(*) as logged_retrieval_count,
-        {{ lara_count_if('is_synthetic') }} as synthetic_retrieval_count,
-        {{ lara_count_if('is_excluded_misrouted') }} as misrouted_retrieval_count,
-        {{ lara_count_if('is_in_scope') }} as in_scope_retrieval_count,
-        {{ lara_count_if('is_in_scope and is_empty') }} as empty_retrieval_count,
-        {{ lara_count_if('is_in_scope and is_labelled') }} as labelled_retrieval_count,
-        {{ lara_count_if('is_in_scope and is_labelled and precision_at_1 = 1') }} as relevant_at_1_retrieval_count,
-        coalesce(sum(case when is_in_scope then precision_at_k end), 0.0) as precision_at_k_sum,
-        coalesce(sum(case when is_in_scope then precision_at_k * precision_at_k end), 0.0)
-            as precision_at_k_sum_of_squares,
-        coalesce(sum(case when is_in_scope then ndcg_at_k end), 0.0) as ndcg_at_k_sum,
-        coalesce(sum(case when is_in_scope then ndcg_at_k * ndcg_at_k end), 0.0) as ndcg_at_k_sum_of_squares,
-        coalesce(sum(case when is_in_scope then label_coverage_at_k end), 0.0) as label_coverage_at_k_sum,
-        {{ lara_count_if('is_in_scope and label_coverage_at_k is not null') }} as label_coverage_at_k_count,
-        {{ lara_count_if('is_in_scope and is_tier1_good') }} as tier1_good_retrieval_count,
-        {{ lara_count_if('is_in_scope and is_displayed') }} as displayed_retrieval_count,
-        {{ lara_count_if('is_in_scope and is_displayed and click_count > 0') }} as clicked_retrieval_count,
-        cast(coalesce(sum(case when is_in_scope and is_displayed then click_count end), 0) as bigint)
-            as displayed_click_count
-    from scoped
-    group by {{ lara_cube(dimensions | map('first') | list) }}
-
-),
+{{ lara_rollup(
+    'aggregated',
+    rows='scoped',
+    day='retrieval_date',
+    dimensions=dimensions,
+    measures=[
+        ['logged_retrieval_count', 'count(*)'],
+        ['synthetic_retrieval_count', lara_count_if('is_synthetic')],
+        ['misrouted_retrieval_count', lara_count_if('is_excluded_misrouted')],
+        ['in_scope_retrieval_count', lara_count_if('is_in_scope')],
+        ['empty_retrieval_count', lara_count_if('is_in_scope and is_empty')],
+        ['labelled_retrieval_count', lara_count_if('is_in_scope and is_labelled')],
+        ['relevant_at_1_retrieval_count', lara_count_if('is_in_scope and is_labelled and precision_at_1 = 1')],
+        ['precision_at_k_sum', 'coalesce(sum(case when is_in_scope then precision_at_k end), 0.0)', {'type': 'double'}],
+        ['precision_at_k_sum_of_squares',
+            'coalesce(sum(case when is_in_scope then precision_at_k * precision_at_k end), 0.0)', {'type': 'double'}],
+        ['ndcg_at_k_sum', 'coalesce(sum(case when is_in_scope then ndcg_at_k end), 0.0)', {'type': 'double'}],
+        ['ndcg_at_k_sum_of_squares',
+            'coalesce(sum(case when is_in_scope then ndcg_at_k * ndcg_at_k end), 0.0)', {'type': 'double'}],
+        ['label_coverage_at_k_sum',
+            'coalesce(sum(case when is_in_scope then label_coverage_at_k end), 0.0)', {'type': 'double'}],
+        ['label_coverage_at_k_count', lara_count_if('is_in_scope and label_coverage_at_k is not null')],
+        ['tier1_good_retrieval_count', lara_count_if('is_in_scope and is_tier1_good')],
+        ['displayed_retrieval_count', lara_count_if('is_in_scope and is_displayed')],
+        ['clicked_retrieval_count', lara_count_if('is_in_scope and is_displayed and click_count > 0')],
+        ['displayed_click_count',
+            'cast(coalesce(sum(case when is_in_scope and is_displayed then click_count end), 0) as bigint)'],
+    ],
+) }}
 
 final as (
 
@@ -88,7 +102,8 @@ final as (
         clicked_retrieval_count,
         {{ lara_rate_columns('click_through_rate', 'clicked_retrieval_count', 'displayed_retrieval_count') }},
         displayed_click_count,
-        {{ lara_rate('displayed_click_count', 'displayed_retrieval_count') }} as clicks_per_displayed_grid
+        {{ lara_rate('displayed_click_count', 'displayed_retrieval_count') }} as clicks_per_displayed_grid,
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from aggregated
 
 )

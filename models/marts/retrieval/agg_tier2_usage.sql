@@ -1,7 +1,19 @@
 {#- Tier 2 (metrics.md): were the results used, per day x surface x role with
     every roll-up ('all'). Denominator of every rate: in-scope retrievals
-    (not synthetic, not misrouted). Exclusions are counted. -#}
-{%- set dimensions = [['retrieval_date', 'day'], ['surface', 'surface'], ['retrieval_role', 'role']] -%}
+    (not synthetic, not misrouted). Exclusions are counted.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{%- set dimensions = [['surface', 'surface'], ['retrieval_role', 'role']] -%}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='retrieval_date',
+    partition_by=lara_spark_partition_by('retrieval_date'),
+    on_schema_change='fail'
+) }}
+
 {%- set flags = [
     ['genuine_positive', 'has_genuine_positive'],
     ['agent_consumption', 'has_agent_consumption'],
@@ -16,6 +28,8 @@
 
 with
 
+{{ lara_days_this_run_cte() }}
+
 {# Every logged retrieval with its scope flags and its Tier facts. #}
 scoped as (
 
@@ -25,30 +39,23 @@ scoped as (
             'has_reject_failure', 'has_research_failure', 'has_substitution_failure',
             'is_unobserved', 'has_downstream_correction',
         ],
-        [['is_substitution_role', 'retrievals.retrieval_role in ' ~ lara_quoted_list(var('orf_substitution_roles'))]]
+        [['is_substitution_role', 'retrievals.retrieval_role in ' ~ lara_quoted_list(var('orf_substitution_roles'))]],
+        where=lara_in_days_this_run('retrievals.retrieval_date')
     ) }}
 
 ),
 
-aggregated as (
-
-    select
-        {{ lara_grouping_level(dimensions) }} as grouping_level,
-        retrieval_date,
-        {{ lara_rolled_up('surface') }} as surface,
-        {{ lara_rolled_up('retrieval_role') }} as retrieval_role,
-        count(*) as logged_retrieval_count,
-        {{ lara_count_if('is_synthetic') }} as synthetic_retrieval_count,
-        {{ lara_count_if('is_excluded_misrouted') }} as misrouted_retrieval_count,
-        {{ lara_count_if('is_in_scope') }} as in_scope_retrieval_count,
-        {% for flag in flags -%}
-        {{ lara_count_if('is_in_scope and (' ~ flag[1] ~ ')') }} as {{ flag[0] }}_retrieval_count,
-        {% endfor -%}
-        {{ lara_count_if('is_in_scope and is_substitution_role') }} as substitution_role_retrieval_count
-    from scoped
-    group by {{ lara_cube(dimensions | map('first') | list) }}
-
-),
+{%- set measures = [
+    ['logged_retrieval_count', 'count(*)'],
+    ['synthetic_retrieval_count', lara_count_if('is_synthetic')],
+    ['misrouted_retrieval_count', lara_count_if('is_excluded_misrouted')],
+    ['in_scope_retrieval_count', lara_count_if('is_in_scope')],
+] -%}
+{%- for flag in flags -%}
+    {%- do measures.append([flag[0] ~ '_retrieval_count', lara_count_if('is_in_scope and (' ~ flag[1] ~ ')')]) -%}
+{%- endfor -%}
+{%- do measures.append(['substitution_role_retrieval_count', lara_count_if('is_in_scope and is_substitution_role')]) %}
+{{ lara_rollup('aggregated', rows='scoped', day='retrieval_date', dimensions=dimensions, measures=measures) }}
 
 final as (
 
@@ -72,7 +79,8 @@ final as (
         1.0 - {{ lara_wilson_high('observable_failure_retrieval_count', 'in_scope_retrieval_count') }}
             as one_minus_observable_failure_rate_ci_low,
         1.0 - {{ lara_wilson_low('observable_failure_retrieval_count', 'in_scope_retrieval_count') }}
-            as one_minus_observable_failure_rate_ci_high
+            as one_minus_observable_failure_rate_ci_high,
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from aggregated
 
 )

@@ -1,10 +1,24 @@
 {#- Tier 3 (metrics.md): task completion per day x surface x role of the
     credited retrieval, with every roll-up ('all'), over in-scope retrievals
     (not synthetic, not misrouted); goal rate over their labelled prompts.
-    Exclusions are counted. -#}
-{%- set dimensions = [['retrieval_date', 'day'], ['surface', 'surface'], ['retrieval_role', 'role']] -%}
+    Exclusions are counted.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{%- set dimensions = [['surface', 'surface'], ['retrieval_role', 'role']] -%}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='retrieval_date',
+    partition_by=lara_spark_partition_by('retrieval_date'),
+    on_schema_change='fail'
+) }}
+
 
 with
+
+{{ lara_days_this_run_cte() }}
 
 {# Every logged retrieval with its scope flags and its Tier facts. #}
 scoped as (
@@ -18,32 +32,30 @@ scoped as (
 
 ),
 
-aggregated as (
-
-    select
-        {{ lara_grouping_level(dimensions) }} as grouping_level,
-        retrieval_date,
-        {{ lara_rolled_up('surface') }} as surface,
-        {{ lara_rolled_up('retrieval_role') }} as retrieval_role,
-        count(*) as logged_retrieval_count,
-        {{ lara_count_if('is_synthetic') }} as synthetic_retrieval_count,
-        {{ lara_count_if('is_excluded_misrouted') }} as misrouted_retrieval_count,
-        {{ lara_count_if('is_in_scope') }} as in_scope_retrieval_count,
-        {{ lara_count_if('is_in_scope and has_retrieval_driven_outcome') }} as completed_retrieval_count,
-        {{ lara_count_if('is_in_scope and cross_session_outcome_count > 0') }}
-            as cross_session_completed_retrieval_count,
-        cast(coalesce(sum(case when is_in_scope then retrieval_driven_outcome_count end), 0) as bigint)
-            as retrieval_driven_outcome_count,
-        cast(coalesce(sum(case when is_in_scope then cross_session_outcome_count end), 0) as bigint)
-            as cross_session_outcome_count,
-        count(distinct case when is_in_scope then prompt_id end) as in_scope_prompt_count,
-        count(distinct case when is_in_scope and is_goal_labelled then prompt_id end) as goal_labelled_prompt_count,
-        count(distinct case when is_in_scope and is_goal_labelled and goal_achieved then prompt_id end)
-            as goal_achieved_prompt_count
-    from scoped
-    group by {{ lara_cube(dimensions | map('first') | list) }}
-
-),
+{{ lara_rollup(
+    'aggregated',
+    rows='scoped',
+    day='retrieval_date',
+    dimensions=dimensions,
+    measures=[
+        ['logged_retrieval_count', 'count(*)'],
+        ['synthetic_retrieval_count', lara_count_if('is_synthetic')],
+        ['misrouted_retrieval_count', lara_count_if('is_excluded_misrouted')],
+        ['in_scope_retrieval_count', lara_count_if('is_in_scope')],
+        ['completed_retrieval_count', lara_count_if('is_in_scope and has_retrieval_driven_outcome')],
+        ['cross_session_completed_retrieval_count', lara_count_if('is_in_scope and cross_session_outcome_count > 0')],
+        ['retrieval_driven_outcome_count',
+            'cast(coalesce(sum(case when is_in_scope then retrieval_driven_outcome_count end), 0) as bigint)'],
+        ['cross_session_outcome_count',
+            'cast(coalesce(sum(case when is_in_scope then cross_session_outcome_count end), 0) as bigint)'],
+    ],
+    period_measures=[
+        ['in_scope_prompt_count', 'count(distinct case when is_in_scope then prompt_id end)'],
+        ['goal_labelled_prompt_count', 'count(distinct case when is_in_scope and is_goal_labelled then prompt_id end)'],
+        ['goal_achieved_prompt_count',
+            'count(distinct case when is_in_scope and is_goal_labelled and goal_achieved then prompt_id end)'],
+    ],
+) }}
 
 final as (
 
@@ -70,7 +82,8 @@ final as (
         in_scope_prompt_count,
         goal_labelled_prompt_count,
         goal_achieved_prompt_count,
-        {{ lara_rate_columns('goal_rate', 'goal_achieved_prompt_count', 'goal_labelled_prompt_count') }}
+        {{ lara_rate_columns('goal_rate', 'goal_achieved_prompt_count', 'goal_labelled_prompt_count') }},
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from aggregated
 
 )

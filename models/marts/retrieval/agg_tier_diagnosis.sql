@@ -1,38 +1,46 @@
 {#- Reading Tier 1 and Tier 2 together (metrics.md): the diagnosis mix of
     labelled in-scope retrievals per day x surface x role with every roll-up
-    ('all'). Exclusions are counted. -#}
-{%- set dimensions = [['retrieval_date', 'day'], ['surface', 'surface'], ['retrieval_role', 'role']] -%}
+    ('all'). Exclusions are counted.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{%- set dimensions = [['surface', 'surface'], ['retrieval_role', 'role']] -%}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='retrieval_date',
+    partition_by=lara_spark_partition_by('retrieval_date'),
+    on_schema_change='fail'
+) }}
+
 
 with
+
+{{ lara_days_this_run_cte() }}
 
 {# Every logged retrieval with its scope flags and its Tier facts. #}
 scoped as (
 
     {{ lara_scoped_retrieval_facts(
-        ['tier_diagnosis']
+        ['tier_diagnosis'],
+        where=lara_in_days_this_run('retrievals.retrieval_date')
     ) }}
 
 ),
 
-aggregated as (
-
-    select
-        {{ lara_grouping_level(dimensions) }} as grouping_level,
-        retrieval_date,
-        {{ lara_rolled_up('surface') }} as surface,
-        {{ lara_rolled_up('retrieval_role') }} as retrieval_role,
-        count(*) as logged_retrieval_count,
-        {{ lara_count_if('is_synthetic') }} as synthetic_retrieval_count,
-        {{ lara_count_if('is_excluded_misrouted') }} as misrouted_retrieval_count,
-        {{ lara_count_if('is_in_scope') }} as in_scope_retrieval_count,
-        {% for diagnosis in lara_tier_diagnoses() -%}
-        {{ lara_count_if("is_in_scope and tier_diagnosis = '" ~ diagnosis ~ "'") }} as {{ diagnosis }}_retrieval_count,
-        {% endfor -%}
-        {{ lara_count_if('is_in_scope and tier_diagnosis is not null') }} as labelled_retrieval_count
-    from scoped
-    group by {{ lara_cube(dimensions | map('first') | list) }}
-
-),
+{%- set measures = [
+    ['logged_retrieval_count', 'count(*)'],
+    ['synthetic_retrieval_count', lara_count_if('is_synthetic')],
+    ['misrouted_retrieval_count', lara_count_if('is_excluded_misrouted')],
+    ['in_scope_retrieval_count', lara_count_if('is_in_scope')],
+] -%}
+{%- for diagnosis in lara_tier_diagnoses() -%}
+    {%- do measures.append([diagnosis ~ '_retrieval_count',
+        lara_count_if("is_in_scope and tier_diagnosis = '" ~ diagnosis ~ "'")]) -%}
+{%- endfor -%}
+{%- do measures.append(['labelled_retrieval_count', lara_count_if('is_in_scope and tier_diagnosis is not null')]) %}
+{{ lara_rollup('aggregated', rows='scoped', day='retrieval_date', dimensions=dimensions, measures=measures) }}
 
 final as (
 
@@ -50,7 +58,8 @@ final as (
         {{ diagnosis }}_retrieval_count,
         {{ lara_rate_columns(diagnosis ~ '_rate', diagnosis ~ '_retrieval_count', 'labelled_retrieval_count') }},
         {% endfor -%}
-        {{ var('tier1_good_ndcg') }} as tier1_good_ndcg
+        {{ var('tier1_good_ndcg') }} as tier1_good_ndcg,
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from aggregated
 
 )

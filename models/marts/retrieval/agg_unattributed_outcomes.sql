@@ -1,10 +1,24 @@
 {#- Product health (metrics.md Tier 3): user outcome events (export, share,
     download) by attribution status, per day x surface x outcome type of the
     event (there is no retrieval to report them under), with every roll-up
-    ('all'). Synthetic outcomes are excluded and counted. -#}
-{%- set dimensions = [['action_date', 'day'], ['surface', 'surface'], ['action_type', 'type']] -%}
+    ('all'). Synthetic outcomes are excluded and counted.
+
+    Incremental by day (strategy lara_replace_days): a run recomputes the
+    days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
+    lara_rollup). -#}
+{%- set dimensions = [['surface', 'surface'], ['action_type', 'type']] -%}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='action_date',
+    partition_by=lara_spark_partition_by('action_date'),
+    on_schema_change='fail'
+) }}
+
 
 with
+
+{{ lara_days_this_run_cte() }}
 
 actions as (
 
@@ -16,7 +30,7 @@ actions as (
         prompt_surface,
         is_synthetic
     from {{ ref('int_actions_scoped') }}
-    where actor = 'user' and is_outcome_type
+    where actor = 'user' and is_outcome_type and {{ lara_in_days_this_run('action_date') }}
 
 ),
 
@@ -71,25 +85,19 @@ classified as (
 
 ),
 
-aggregated as (
-
-    select
-        {{ lara_grouping_level(dimensions) }} as grouping_level,
-        action_date,
-        {{ lara_rolled_up('surface') }} as surface,
-        {{ lara_rolled_up('action_type') }} as action_type,
-        {{ lara_count_if('is_synthetic') }} as synthetic_outcome_count,
-        {{ lara_count_if('not is_synthetic') }} as outcome_count,
-        {{ lara_count_if("not is_synthetic and attribution_status = 'retrieval_driven'") }}
-            as retrieval_driven_outcome_count,
-        {{ lara_count_if("not is_synthetic and attribution_status = 'temporal_only'") }}
-            as temporal_only_outcome_count,
-        {{ lara_count_if("not is_synthetic and attribution_status = 'unattributed'") }}
-            as unattributed_outcome_count
-    from classified
-    group by {{ lara_cube(dimensions | map('first') | list) }}
-
-),
+{{ lara_rollup(
+    'aggregated',
+    rows='classified',
+    day='action_date',
+    dimensions=dimensions,
+    measures=[
+        ['synthetic_outcome_count', lara_count_if('is_synthetic')],
+        ['outcome_count', lara_count_if('not is_synthetic')],
+        ['retrieval_driven_outcome_count', lara_count_if("not is_synthetic and attribution_status = 'retrieval_driven'")],
+        ['temporal_only_outcome_count', lara_count_if("not is_synthetic and attribution_status = 'temporal_only'")],
+        ['unattributed_outcome_count', lara_count_if("not is_synthetic and attribution_status = 'unattributed'")],
+    ],
+) }}
 
 final as (
 
@@ -105,7 +113,8 @@ final as (
         temporal_only_outcome_count,
         {{ lara_rate_columns('temporal_only_outcome_rate', 'temporal_only_outcome_count', 'outcome_count') }},
         unattributed_outcome_count,
-        {{ lara_rate_columns('unattributed_outcome_rate', 'unattributed_outcome_count', 'outcome_count') }}
+        {{ lara_rate_columns('unattributed_outcome_rate', 'unattributed_outcome_count', 'outcome_count') }},
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from aggregated
 
 )
