@@ -16,6 +16,7 @@ A private name is one with a single leading underscore (`_rng`, not
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,6 +121,12 @@ def scan(root: Path = ROOT) -> dict[str, Module]:
     return modules
 
 
+@functools.cache
+def package() -> dict[str, Module]:
+    """The scan of `lara` itself, once per test session."""
+    return scan()
+
+
 def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
     """A cycle of `graph` as [a, b, ..., a], or None (iterative depth-first search)."""
     state: dict[str, int] = {}  # 1 on the current path, 2 done
@@ -148,14 +155,14 @@ def _graph(modules: dict[str, Module]) -> dict[str, list[str]]:
 
 
 def test_scan_sees_the_package() -> None:
-    modules = scan()
+    modules = package()
     assert {"lara.cli", "lara.generate", "lara.bridge", "lara.ingest"} <= set(modules)
     # the CLI imports the generator inside a function: that edge is seen
     assert "lara.generate" in modules["lara.cli"].imports
 
 
 def test_no_import_cycle() -> None:
-    modules = scan()
+    modules = package()
     graph = _graph(modules)
     found = []
     while (cycle := find_cycle(graph)) and len(found) < 20:  # every cycle, one edge cut each
@@ -169,7 +176,7 @@ def test_no_import_cycle() -> None:
 
 
 def test_no_private_names_of_other_modules() -> None:
-    offenders = [module for module in scan().values() if module.private_uses]
+    offenders = [module for module in package().values() if module.private_uses]
     assert not offenders, "modules using another module's private names:\n" + "\n".join(
         f"  {module.path.relative_to(ROOT.parent)}:{line}: {use}"
         for module in offenders
