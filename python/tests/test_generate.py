@@ -25,7 +25,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from lara.contract import load_contract
 from lara.generate import CONTRACT, SCHEMAS, TABLES, GeneratorConfig, generate
+from lara.generate.schema import coded
 
 SMALL = dict(sessions=2000, days=4, seed=7, relevance_label_share=0.03, replay_trajectories=40)
 PARSE_ERROR = "__parse_error__"
@@ -364,6 +366,42 @@ def test_parquet_schema(runs: dict) -> None:
     first = next(f for f in _files(root, "prompts") if f.suffix == ".parquet")
     ts = pq.read_schema(first).field("ts").type
     assert str(ts) == "timestamp[us, tz=UTC]"
+
+
+def test_parquet_files_follow_the_log_contract(runs: dict) -> None:
+    """Columns as the contract lists them, typed by their lara_type (stage_spans.latency_ms
+    is written as whole milliseconds, which the contract's float accepts)."""
+    arrow = {
+        "id": "string",
+        "string": "string",
+        "enum": "string",
+        "timestamp": "timestamp[us, tz=UTC]",
+        "boolean": "bool",
+        "integer": "int64",
+        "float": "double",
+        "string_list": "list<item: string>",
+    }
+    contract = load_contract()
+    assert set(contract) - set(TABLES) == {"label_sample_design"}  # not simulated
+    root, _ = runs["parquet"]
+    for t in TABLES:
+        columns = contract[t].columns
+        want = [
+            "int64" if (t, c.name) == ("stage_spans", "latency_ms") else arrow[c.lara_type]
+            for c in columns
+        ]
+        for f in (f for f in _files(root, t) if f.suffix == ".parquet"):
+            s = pq.read_schema(f)
+            assert s.names == [c.name for c in columns], (t, f)
+            assert [str(x.type).replace("element:", "item:") for x in s] == want, (t, f)
+
+
+def test_enum_codes_must_be_the_contracts_values() -> None:
+    assert coded("actions", "actor", ("agent", "user")) == ("agent", "user")
+    with pytest.raises(RuntimeError, match=r"actions\.actor"):
+        coded("actions", "actor", ("user", "agent", "robot"))
+    with pytest.raises(RuntimeError, match=r"prompts\.surface"):
+        coded("prompts", "surface", ("chat", "editor_assistant"))
 
 
 def test_jsonl_schema_and_types(runs: dict) -> None:

@@ -925,6 +925,10 @@ def bench_main(args: argparse.Namespace) -> int:
             args.seed,
             args.memory_limit,
             args.threads,
+            generate_logs=generate_logs,
+            count_events=count_events,
+            measure=measure,
+            dbt_breakdown=dbt_breakdown,
         )
     write()
     print(args.out.read_text())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,9 +80,12 @@ def bench_incremental(
     memory_limit: str,
     threads: int,
     log=print,
+    *,
+    generate_logs: Callable[[Path, int, int, int], float],
+    count_events: Callable[[Path], int],
+    measure: Callable,
+    dbt_breakdown: Callable[[Path], dict],
 ) -> IncrementalResult:
-    from lara.bench import count_events, dbt_breakdown, generate_logs, measure
-
     root = work / "incremental"
     shutil.rmtree(root, ignore_errors=True)
     raw, landing = root / "raw", root / "landing"

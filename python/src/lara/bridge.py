@@ -41,10 +41,9 @@ import pandas as pd
 from scipy import stats
 
 from lara import engine
-from lara.engine import Warehouse
+from lara.engine import MARTS_SCHEMA, Warehouse, mart_exists, records, write_mart
 from lara.paths import project_dir
 
-MARTS_SCHEMA = "marts"
 PLOT_FILENAME = "bridge_ctu_vs_sru.png"
 CONFIDENCE = 0.95
 MIN_DOCUMENTS = 3
@@ -118,18 +117,19 @@ class BootstrapInterval:
 # ---------------------------------------------------------------- bootstrap
 
 
-def _trajectory_weights(cluster_count: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
+def cluster_weights(cluster_count: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """(resamples, clusters) multiplicities: each row draws `cluster_count`
     clusters with replacement."""
     return rng.multinomial(cluster_count, np.full(cluster_count, 1.0 / cluster_count), resamples)
 
 
-def _chunks(resamples: int, width: int) -> list[int]:
+def resample_chunks(resamples: int, width: int) -> list[int]:
+    """Sizes of the chunks of `resamples` drawn at once (about a million weights each)."""
     size = max(1, _CHUNK_ELEMENTS // max(width, 1))
     return [min(size, resamples - start) for start in range(0, resamples, size)]
 
 
-def _tie_groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def tie_groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sort order, start offsets and sizes of the groups of equal values."""
     order = np.argsort(values, kind="stable")
     ordered = values[order]
@@ -138,7 +138,7 @@ def _tie_groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return order, starts, sizes
 
 
-def _weighted_midranks(
+def weighted_midranks(
     weights: np.ndarray, order: np.ndarray, starts: np.ndarray, sizes: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mid-ranks of every value in the sample expanded by integer `weights`
@@ -155,8 +155,8 @@ def weighted_spearman(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.n
     """Spearman rho of (x, y) expanded by integer weights, one per row of
     `weights` (resamples, n); nan where a column is constant."""
     weights = np.atleast_2d(weights).astype(float)
-    rank_x, groups_x = _weighted_midranks(weights, *_tie_groups(np.asarray(x, dtype=float)))
-    rank_y, groups_y = _weighted_midranks(weights, *_tie_groups(np.asarray(y, dtype=float)))
+    rank_x, groups_x = weighted_midranks(weights, *tie_groups(np.asarray(x, dtype=float)))
+    rank_y, groups_y = weighted_midranks(weights, *tie_groups(np.asarray(y, dtype=float)))
     total = weights.sum(axis=1, keepdims=True)
     centred_x = rank_x - (weights * rank_x).sum(axis=1, keepdims=True) / total
     centred_y = rank_y - (weights * rank_y).sum(axis=1, keepdims=True) / total
@@ -169,7 +169,8 @@ def weighted_spearman(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.n
     return np.clip(rho, -1.0, 1.0)
 
 
-def _percentile_interval(values: np.ndarray, resamples: int) -> BootstrapInterval:
+def percentile_interval(values: np.ndarray, resamples: int) -> BootstrapInterval:
+    """95% percentile interval of the finite `values` (one per resample; nan = undefined)."""
     valid = values[np.isfinite(values)]
     if valid.size == 0:
         return BootstrapInterval(None, None, 0, "no resample had a defined value")
@@ -188,20 +189,21 @@ def spearman_cluster_bootstrap(
     x: np.ndarray, y: np.ndarray, clusters: np.ndarray, resamples: int, seed: int
 ) -> BootstrapInterval:
     """95% percentile interval of Spearman rho, resampling clusters (trajectories)."""
-    codes, cluster_count = _cluster_codes(clusters)
+    codes, cluster_count = cluster_codes(clusters)
     if cluster_count < 2:
         return BootstrapInterval(None, None, 0, "fewer than 2 trajectories: no bootstrap interval")
     if resamples < 1:
         return BootstrapInterval(None, None, 0, "no bootstrap resamples requested")
     rng = np.random.default_rng(seed)
     rhos = [
-        weighted_spearman(x, y, _trajectory_weights(cluster_count, size, rng)[:, codes])
-        for size in _chunks(resamples, len(codes))
+        weighted_spearman(x, y, cluster_weights(cluster_count, size, rng)[:, codes])
+        for size in resample_chunks(resamples, len(codes))
     ]
-    return _percentile_interval(np.concatenate(rhos), resamples)
+    return percentile_interval(np.concatenate(rhos), resamples)
 
 
-def _cluster_codes(clusters: np.ndarray) -> tuple[np.ndarray, int]:
+def cluster_codes(clusters: np.ndarray) -> tuple[np.ndarray, int]:
+    """Cluster index of every row (0..k-1) and the number of clusters k."""
     uniques, codes = np.unique(np.asarray(clusters), return_inverse=True)
     return codes.ravel(), len(uniques)
 
@@ -235,8 +237,8 @@ def spearman_statistics(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.ConstantInputWarning)
         test = stats.spearmanr(y, x)
-    result["spearman_rho"] = _finite_or_none(test.statistic)
-    result["spearman_p_value"] = _finite_or_none(test.pvalue)
+    result["spearman_rho"] = finite_or_none(test.statistic)
+    result["spearman_p_value"] = finite_or_none(test.pvalue)
     interval = spearman_cluster_bootstrap(x, y, clusters, resamples, seed)
     result.update(
         rho_ci_low=interval.low,
@@ -247,7 +249,8 @@ def spearman_statistics(
     return result
 
 
-def _finite_or_none(value: float) -> float | None:
+def finite_or_none(value: float) -> float | None:
+    """`value` as a float, None when it is nan or infinite."""
     value = float(value)
     return value if np.isfinite(value) else None
 
@@ -290,7 +293,7 @@ def oer_statistics(
     if len(is_discriminative) == 0:
         result["note"] = "no entity observations (no replay data, or no step followed by a query)"
         return result
-    codes, cluster_count = _cluster_codes(clusters)
+    codes, cluster_count = cluster_codes(clusters)
     result["trajectory_count"] = cluster_count
     reasons = []
     ratio = _oer_ratio(totals[None, :])[0]
@@ -304,7 +307,7 @@ def oer_statistics(
             reasons.append("no non-discriminative entity appears in a next query: ratio undefined")
     else:
         reasons.append("no non-discriminative entity: rate and ratio undefined")
-    result["oer_ratio"] = _finite_or_none(ratio)
+    result["oer_ratio"] = finite_or_none(ratio)
     if result["oer_ratio"] is not None:
         per_trajectory = np.zeros((cluster_count, 4))
         np.add.at(per_trajectory, codes, indicators)
@@ -337,10 +340,10 @@ def _oer_cluster_bootstrap(
         return BootstrapInterval(None, None, 0, "no bootstrap resamples requested")
     rng = np.random.default_rng(seed)
     ratios = [
-        _oer_ratio(_trajectory_weights(cluster_count, size, rng) @ per_trajectory)
-        for size in _chunks(resamples, cluster_count)
+        _oer_ratio(cluster_weights(cluster_count, size, rng) @ per_trajectory)
+        for size in resample_chunks(resamples, cluster_count)
     ]
-    return _percentile_interval(np.concatenate(ratios), resamples)
+    return percentile_interval(np.concatenate(ratios), resamples)
 
 
 # ---------------------------------------------------------------- tables
@@ -403,23 +406,8 @@ def entity_observability(observations: pd.DataFrame, resamples: int, seed: int) 
 # ---------------------------------------------------------------- warehouse
 
 
-def _relation_exists(con: Warehouse, name: str) -> bool:
-    return con.relation_exists(MARTS_SCHEMA, name)
-
-
-def _write_table(
-    con: Warehouse,
-    name: str,
-    frame: pd.DataFrame,
-    columns: list[tuple[str, str, str]],
-    description: str,
-) -> None:
-    """Replace marts.<name> with `frame`, typed and commented."""
-    con.write_table(MARTS_SCHEMA, name, frame, columns, description)
-
-
 def _read_thresholds(con: Warehouse) -> tuple[float, float]:
-    if _relation_exists(con, "agg_bridge_quadrants"):
+    if mart_exists(con, "agg_bridge_quadrants"):
         found = con.query_one(
             f"select max(bridge_tau_low), max(bridge_tau_high) "
             f"from {MARTS_SCHEMA}.agg_bridge_quadrants"
@@ -427,18 +415,6 @@ def _read_thresholds(con: Warehouse) -> tuple[float, float]:
         if found and found[0] is not None:
             return float(found[0]), float(found[1])
     return 0.5, 0.5
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """DataFrame rows as plain Python values (None for nulls)."""
-    clean = frame.astype(object).where(frame.notna(), None)
-    return [
-        {
-            key: (value.item() if isinstance(value, np.generic) else value)
-            for key, value in row.items()
-        }
-        for row in clean.to_dict(orient="records")
-    ]
 
 
 def run_bridge_statistics(
@@ -466,7 +442,7 @@ def run_bridge_statistics(
     if on_spark:
         warehouse = Path("spark")  # named in messages; the session is the warehouse
     with engine.connect(warehouse) as con:
-        if not _relation_exists(con, "fct_document_utility"):
+        if not mart_exists(con, "fct_document_utility"):
             message = (
                 f"lara bridge: skipped, {MARTS_SCHEMA}.fct_document_utility is not in {warehouse} "
                 "(run dbt build first)"
@@ -480,7 +456,7 @@ def run_bridge_statistics(
                 "message": message,
             }
         documents = con.query_df(f"select * from {MARTS_SCHEMA}.fct_document_utility")
-        if _relation_exists(con, "fct_entity_observations"):
+        if mart_exists(con, "fct_entity_observations"):
             observations = con.query_df(
                 f"select trajectory_id, is_discriminative, appears_in_next_query "
                 f"from {MARTS_SCHEMA}.fct_entity_observations"
@@ -493,7 +469,7 @@ def run_bridge_statistics(
 
         statistics = bridge_statistics(documents, resamples, seed)
         observability = entity_observability(observations, resamples, seed)
-        _write_table(
+        write_mart(
             con,
             "bridge_statistics",
             statistics,
@@ -501,7 +477,7 @@ def run_bridge_statistics(
             "Bridge evidence: Spearman rho between CTU and SRU per SRU variant, with a "
             "trajectory-bootstrap interval (lara.bridge.run_bridge_statistics).",
         )
-        _write_table(
+        write_mart(
             con,
             "entity_observability",
             observability,
@@ -521,8 +497,8 @@ def run_bridge_statistics(
     print(message)
     return {
         "status": status,
-        "bridge_statistics": _records(statistics),
-        "entity_observability": _records(observability)[0],
+        "bridge_statistics": records(statistics),
+        "entity_observability": records(observability)[0],
         "plot": str(plot_path) if plot_path else None,
         "message": message,
     }
@@ -680,10 +656,10 @@ def _oer_caption(row: pd.Series) -> str:
     return (
         "Mechanism (OER): entities found only in relevant documents appear in the agent's next "
         f"query {row['oer_ratio']:.2f}x as often as other entities "
-        f"(95% CI {_format_number(row['oer_ci_low'], '.2f')} to "
-        f"{_format_number(row['oer_ci_high'], '.2f')}; "
-        f"{_format_number(row['discriminative_rate'], '.1%')} vs "
-        f"{_format_number(row['non_discriminative_rate'], '.1%')})"
+        f"(95% CI {format_number(row['oer_ci_low'], '.2f')} to "
+        f"{format_number(row['oer_ci_high'], '.2f')}; "
+        f"{format_number(row['discriminative_rate'], '.1%')} vs "
+        f"{format_number(row['non_discriminative_rate'], '.1%')})"
     )
 
 
@@ -693,18 +669,18 @@ def _caption(row: pd.Series, variant: str, tau_low: float, tau_high: float) -> s
         rho_text = f"Spearman rho undefined ({row['note']})"
     else:
         ci = (
-            f"95% CI {_format_number(row['rho_ci_low'])} to {_format_number(row['rho_ci_high'])}, "
+            f"95% CI {format_number(row['rho_ci_low'])} to {format_number(row['rho_ci_high'])}, "
             f"trajectory bootstrap, {row['valid_resample_count']:,} resamples"
             if row["rho_ci_low"] is not None and not pd.isna(row["rho_ci_low"])
             else "no bootstrap interval"
         )
         rho_text = (
             f"Spearman rho(CTU, {variant} SRU) = {rho:+.3f} ({ci}), "
-            f"p = {_format_number(row['spearman_p_value'], '.3g')}"
+            f"p = {format_number(row['spearman_p_value'], '.3g')}"
         )
     lines = [
         rho_text,
-        f"bridge share {_format_number(row['bridge_share'], '.1%')} of "
+        f"bridge share {format_number(row['bridge_share'], '.1%')} of "
         f"{row['document_count']:,} documents in {row['trajectory_count']:,} trajectories; "
         f"{row['failed_replay_count']:,} failed replays (worst outcome imputed)",
         f"shaded: SRU percentile < {tau_low:g} and CTU percentile > {tau_high:g}",
@@ -712,7 +688,8 @@ def _caption(row: pd.Series, variant: str, tau_low: float, tau_high: float) -> s
     return "\n".join(textwrap.fill(line, width=78) for line in lines)
 
 
-def _format_number(value: Any, spec: str = ".3f") -> str:
+def format_number(value: Any, spec: str = ".3f") -> str:
+    """`value` formatted for a progress line; n/a for a null."""
     if value is None or pd.isna(value):
         return "n/a"
     text = format(value, spec)
@@ -731,14 +708,14 @@ def _progress_line(
     parts = []
     for row in statistics.itertuples(index=False):
         parts.append(
-            f"{row.sru_variant} rho={_format_number(row.spearman_rho)} "
-            f"[{_format_number(row.rho_ci_low)}, {_format_number(row.rho_ci_high)}] "
-            f"bridge={_format_number(row.bridge_share, '.1%')} n={row.document_count:,}"
+            f"{row.sru_variant} rho={format_number(row.spearman_rho)} "
+            f"[{format_number(row.rho_ci_low)}, {format_number(row.rho_ci_high)}] "
+            f"bridge={format_number(row.bridge_share, '.1%')} n={row.document_count:,}"
         )
     oer = observability.iloc[0]
     parts.append(
-        f"OER={_format_number(oer['oer_ratio'], '.2f')} "
-        f"[{_format_number(oer['oer_ci_low'], '.2f')}, {_format_number(oer['oer_ci_high'], '.2f')}]"
+        f"OER={format_number(oer['oer_ratio'], '.2f')} "
+        f"[{format_number(oer['oer_ci_low'], '.2f')}, {format_number(oer['oer_ci_high'], '.2f')}]"
     )
     where = f"; plot {plot_path}" if plot_path else ""
     return "lara bridge: " + "; ".join(parts) + where

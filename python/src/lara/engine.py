@@ -33,6 +33,9 @@ from lara.paths import project_dir
 
 TARGETS = ("duckdb", "spark")
 
+#: Schema of the dbt marts; the Python steps read marts there and write their tables beside them.
+MARTS_SCHEMA = "marts"
+
 # (column, DuckDB type, comment): how lara.bridge declares the tables it writes.
 ColumnSpec = tuple[str, str, str]
 
@@ -62,6 +65,34 @@ class Warehouse(Protocol):
         columns: Sequence[ColumnSpec],
         description: str,
     ) -> None: ...
+
+
+def mart_exists(con: Warehouse, name: str) -> bool:
+    """Whether marts.<name> exists in the warehouse."""
+    return con.relation_exists(MARTS_SCHEMA, name)
+
+
+def write_mart(
+    con: Warehouse,
+    name: str,
+    frame: pd.DataFrame,
+    columns: Sequence[ColumnSpec],
+    description: str,
+) -> None:
+    """Replace marts.<name> with `frame`, typed and commented."""
+    con.write_table(MARTS_SCHEMA, name, frame, columns, description)
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of a written frame as plain Python values (None for nulls)."""
+    clean = frame.astype(object).where(frame.notna(), None)
+    return [
+        {
+            key: (value.item() if isinstance(value, np.generic) else value)
+            for key, value in row.items()
+        }
+        for row in clean.to_dict(orient="records")
+    ]
 
 
 def sql_string(text: str) -> str:

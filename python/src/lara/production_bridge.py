@@ -114,8 +114,8 @@ def binary_rank_statistics(
     x = np.asarray(x, dtype=float)
     positive = np.asarray(y, dtype=bool).astype(float)
     weights = np.atleast_2d(weights).astype(float)
-    order, starts, sizes = bridge._tie_groups(x)
-    ranks, x_groups = bridge._weighted_midranks(weights, order, starts, sizes)
+    order, starts, sizes = bridge.tie_groups(x)
+    ranks, x_groups = bridge.weighted_midranks(weights, order, starts, sizes)
     group_weight = np.add.reduceat(weights[:, order], starts, axis=1)
     n1 = weights @ positive
     n0 = weights.sum(axis=1) - n1
@@ -141,7 +141,7 @@ def session_bootstrap(
     x: np.ndarray, y: np.ndarray, sessions: np.ndarray, resamples: int, seed: int
 ) -> dict[str, bridge.BootstrapInterval]:
     """95% percentile intervals of the three statistics, resampling sessions."""
-    codes, session_count = bridge._cluster_codes(sessions)
+    codes, session_count = bridge.cluster_codes(sessions)
     if session_count < 2:
         empty = bridge.BootstrapInterval(None, None, 0, "fewer than 2 sessions: no interval")
         return dict.fromkeys(STATISTICS, empty)
@@ -150,11 +150,11 @@ def session_bootstrap(
         return dict.fromkeys(STATISTICS, empty)
     rng = np.random.default_rng(seed)
     draws = [
-        binary_rank_statistics(x, y, bridge._trajectory_weights(session_count, size, rng)[:, codes])
-        for size in bridge._chunks(resamples, len(codes))
+        binary_rank_statistics(x, y, bridge.cluster_weights(session_count, size, rng)[:, codes])
+        for size in bridge.resample_chunks(resamples, len(codes))
     ]
     return {
-        name: bridge._percentile_interval(np.concatenate([draw[name] for draw in draws]), resamples)
+        name: bridge.percentile_interval(np.concatenate([draw[name] for draw in draws]), resamples)
         for name in STATISTICS
     }
 
@@ -226,11 +226,11 @@ def ndcg_outcome_statistics(
         spearman = stats.spearmanr(x, y.astype(float))
         kendall = stats.kendalltau(x, y.astype(float), variant="b")
     result.update(
-        spearman_rho=bridge._finite_or_none(point["spearman_rho"][0]),
-        spearman_p_value=bridge._finite_or_none(spearman.pvalue),
-        kendall_tau_b=bridge._finite_or_none(point["kendall_tau_b"][0]),
-        kendall_p_value=bridge._finite_or_none(kendall.pvalue),
-        ndcg_auc=bridge._finite_or_none(point["ndcg_auc"][0]),
+        spearman_rho=bridge.finite_or_none(point["spearman_rho"][0]),
+        spearman_p_value=bridge.finite_or_none(spearman.pvalue),
+        kendall_tau_b=bridge.finite_or_none(point["kendall_tau_b"][0]),
+        kendall_p_value=bridge.finite_or_none(kendall.pvalue),
+        ndcg_auc=bridge.finite_or_none(point["ndcg_auc"][0]),
     )
     intervals = session_bootstrap(x, y, sessions, resamples, seed)
     for name, prefix in (
@@ -296,37 +296,37 @@ def run_production_bridge_statistics(
     if on_spark:
         warehouse = Path("spark")  # named in messages; the session is the warehouse
     with engine.connect(warehouse) as con:
-        if not bridge._relation_exists(con, SOURCE_MODEL):
+        if not engine.mart_exists(con, SOURCE_MODEL):
             message = (
-                f"lara production bridge: skipped, {bridge.MARTS_SCHEMA}.{SOURCE_MODEL} is not "
+                f"lara production bridge: skipped, {engine.MARTS_SCHEMA}.{SOURCE_MODEL} is not "
                 f"in {warehouse} (run dbt build first)"
             )
             print(message)
             return {"status": "skipped", "rows": [], "message": message}
         retrievals = con.query_df(
             f"select retrieval_id, session_guid, retrieval_role, ndcg_at_k, is_used, has_outcome "
-            f"from {bridge.MARTS_SCHEMA}.{SOURCE_MODEL}"
+            f"from {engine.MARTS_SCHEMA}.{SOURCE_MODEL}"
         )
         statistics = production_bridge_statistics(retrievals, resamples, seed)
-        bridge._write_table(
+        engine.write_mart(
             con, TABLE_NAME, statistics, PRODUCTION_BRIDGE_STATISTICS_COLUMNS, TABLE_DESCRIPTION
         )
     status = "ok" if len(retrievals) else "no_labelled_retrievals"
     message = _progress_line(statistics, status)
     print(message)
-    return {"status": status, "rows": bridge._records(statistics), "message": message}
+    return {"status": status, "rows": engine.records(statistics), "message": message}
 
 
 def _progress_line(statistics: pd.DataFrame, status: str) -> str:
-    target = f"{bridge.MARTS_SCHEMA}.{TABLE_NAME}"
+    target = f"{engine.MARTS_SCHEMA}.{TABLE_NAME}"
     if status == "no_labelled_retrievals":
         return f"lara production bridge: no labelled in-scope retrievals; wrote {target} (nulls)"
     overall = statistics[statistics["retrieval_role"] == ALL_ROLES]
     parts = [
-        f"{row.outcome_kind}: rho={bridge._format_number(row.spearman_rho)} "
-        f"[{bridge._format_number(row.spearman_ci_low)}, "
-        f"{bridge._format_number(row.spearman_ci_high)}] "
-        f"AUC={bridge._format_number(row.ndcg_auc)} n={row.retrieval_count:,}"
+        f"{row.outcome_kind}: rho={bridge.format_number(row.spearman_rho)} "
+        f"[{bridge.format_number(row.spearman_ci_low)}, "
+        f"{bridge.format_number(row.spearman_ci_high)}] "
+        f"AUC={bridge.format_number(row.ndcg_auc)} n={row.retrieval_count:,}"
         for row in overall.itertuples(index=False)
     ]
     return f"lara production bridge: {'; '.join(parts)} -> {target}"

@@ -18,7 +18,7 @@ partition for day-partitioned tables). Conflicts: a second version of a good
 row with the same key and one changed column; staging quarantines both
 versions, so each conflict moves its victim row out of ``clean`` and adds 2
 to ``quarantined.conflicting_duplicate``. Victims are non-synthetic rows
-nothing else depends on (see ``_Gen.candidates``); the planted truth is
+nothing else depends on (see :func:`victim_candidates`); the planted truth is
 computed without them.
 
 Unnormalised enums: valid enum values with odd case / surrounding spaces
@@ -30,16 +30,15 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lara.generate import CONTRACT, REPLAY_TABLES, TABLES, _rng
-
-if TYPE_CHECKING:  # pragma: no cover
-    from lara.generate import GeneratorConfig, _Gen
+from lara.generate.arrays import stream
+from lara.generate.sample import Sample
+from lara.generate.schema import A_CLICK, CONTRACT, NEW, REPLAY_TABLES, TABLES, TEMPLATE, USER
 
 
 class _Special:
@@ -177,6 +176,69 @@ CONFLICT_CHANGE: dict[str, str] = {
 
 
 @dataclass
+class Candidates:
+    """Rows (row numbers) per table: conflict victims may be drawn from ``victims``; exact
+    duplicates, unnormalised enums and defect templates from ``plain`` (default: all)."""
+
+    victims: dict[str, np.ndarray]
+    plain: dict[str, np.ndarray]
+
+
+def victim_candidates(sample: Sample) -> Candidates:
+    """Rows that can be conflict victims (nothing important depends on them)."""
+    turns, tables = sample.turns, sample.tables
+    P, R, A = turns.P, turns.R, sample.actions.A
+    cand: dict[str, np.ndarray] = {}
+    plain: dict[str, np.ndarray] = {}
+    acts_per_prompt = np.bincount(A["prompt"][A["prompt"] >= 0], minlength=turns.nP)
+    src_per_ret = np.bincount(A["source"][A["source"] >= 0], minlength=turns.nR)
+    last = np.zeros(turns.nP, bool)
+    last[turns.last_prompt] = True
+    n_prompts_sess = sample.population.n_prompts[P["sess"]]
+    prompt_ok = (
+        ~P["syn"]
+        & ~P["legacy"]
+        & (P["surface"] != TEMPLATE)
+        & (P["n_ret"] == 0)
+        & (acts_per_prompt == 0)
+        & ~sample.prompt_labels.labelled
+        & ~sample.goal_labels.labelled
+        & last
+        & (n_prompts_sess >= 2)
+        & (P["kind"] == NEW)
+    )
+    # prefer prompts without stage spans (else their spans become orphans)
+    if (prompt_ok & ~sample.spanned).sum() >= sample.cfg.conflicts_per_table:
+        prompt_ok &= ~sample.spanned
+    ret_ok = (
+        ~R["syn"]
+        & ~R["legacy"]
+        & (src_per_ret == 0)
+        & (acts_per_prompt[R["prompt"]] == 0)
+        & ~sample.relevance_labels.labelled
+        & ~sample.goal_labels.labelled[R["prompt"]]
+        & ~sample.prompt_labels.labelled[R["prompt"]]
+    )
+    act_ok = ~A["syn"] & ~A["legacy"] & (A["actor"] == USER) & (A["atype"] == A_CLICK)
+    cand["prompts"] = np.sort(tables["prompts"].row[np.flatnonzero(prompt_ok)])
+    # prefer retrievals of prompts with several retrievals (trigger rate unchanged)
+    multi = ret_ok & (P["n_ret"][R["prompt"]] >= 2)
+    if multi.sum() >= sample.cfg.conflicts_per_table:
+        ret_ok = multi
+    cand["retrievals"] = np.sort(tables["retrievals"].row[np.flatnonzero(ret_ok)])
+    cand["actions"] = np.sort(tables["actions"].row[np.flatnonzero(act_ok)])
+    for t in ("relevance_labels", "prompt_labels", "goal_labels") + REPLAY_TABLES:
+        if t in tables:
+            cand[t] = np.arange(tables[t].num_rows)
+    # rows safe to duplicate / decorate: any non-candidate is fine, but keep
+    # synthetic rows out so that synthetic counts stay simple
+    plain["prompts"] = tables["prompts"].row[np.flatnonzero(~P["syn"])]
+    plain["retrievals"] = tables["retrievals"].row[np.flatnonzero(~R["syn"])]
+    plain["actions"] = tables["actions"].row[np.flatnonzero(~A["syn"])]
+    return Candidates(cand, plain)
+
+
+@dataclass
 class Injection:
     """Result of :func:`inject`."""
 
@@ -215,10 +277,12 @@ def _unnormalise(value: str, i: int) -> str:
     return f" {value.capitalize()} " if i % 2 == 0 else value.upper()
 
 
-def inject(g: _Gen, cfg: GeneratorConfig) -> Injection:
-    """Plan the injected rows; modifies ``g.tables`` only for unnormalised enums."""
+def inject(sample: Sample) -> Injection:
+    """Plan the injected rows; modifies ``sample.tables`` only for unnormalised enums."""
+    cfg = sample.cfg
+    built = sample.tables
     inj = Injection()
-    tables = [t for t in TABLES if t in g.tables]
+    tables = [t for t in TABLES if t in built]
     log: dict[str, Any] = {
         "enabled": bool(cfg.bad_rows),
         "per_kind": cfg.bad_rows_per_kind if cfg.bad_rows else 0,
@@ -248,23 +312,24 @@ def inject(g: _Gen, cfg: GeneratorConfig) -> Injection:
         inj.extras[t] = []
         inj.victims[t] = np.zeros(0, np.int64)
         inj.expected[t] = {
-            "clean": g.num_rows(t),
+            "clean": built[t].num_rows,
             "exact_duplicates": 0,
             "quarantined": {},
         }
     if not cfg.bad_rows:
         return inj
 
-    rng = _rng(cfg.seed, "bad_rows")
+    candidates = victim_candidates(sample)
+    rng = stream(cfg.seed, "bad_rows")
     k = cfg.bad_rows_per_kind
     for t in tables:
-        tbl = g.tables[t]
+        tbl = built[t].table
         n = tbl.num_rows
         if n == 0:
             continue
         day_table = t not in REPLAY_TABLES
-        dts = g.dt[t]
-        tzs = g.tz[t]
+        dts = built[t].dt
+        tzs = built[t].tz
         used: set[int] = set()
 
         def row_of(i: int, tbl: pa.Table = tbl) -> dict[str, Any]:
@@ -274,7 +339,7 @@ def inject(g: _Gen, cfg: GeneratorConfig) -> Injection:
         exp = inj.expected[t]
         quarantined: dict[str, int] = {}
         if CONTRACT[t]["key"] is not None and cfg.conflicts_per_table > 0:
-            cand = g.cand.get(t, np.zeros(0, np.int64))
+            cand = candidates.victims.get(t, np.zeros(0, np.int64))
             vict = (
                 np.sort(
                     rng.choice(cand, size=min(cfg.conflicts_per_table, cand.size), replace=False)
@@ -330,7 +395,7 @@ def inject(g: _Gen, cfg: GeneratorConfig) -> Injection:
                 quarantined["conflicting_duplicate"] = 2 * int(vict.size)
 
         ok = np.zeros(n, bool)
-        ok[g.plain.get(t, np.arange(n))] = True
+        ok[candidates.plain.get(t, np.arange(n))] = True
         if t == "retrievals":
             ok &= np.asarray(
                 pc.greater(pc.list_value_length(tbl["returned_asset_ids"]), 0).to_numpy(
@@ -416,7 +481,7 @@ def inject(g: _Gen, cfg: GeneratorConfig) -> Injection:
                     arr = arr.cast(pa.string())
                 arr = pc.replace_with_mask(arr, pa.array(m), pa.array([x for _, x in vals]))
                 tbl = tbl.set_column(tbl.schema.get_field_index(col), col, arr)
-            g.tables[t] = tbl
+            built[t].table = tbl
             if rows_u.size:
                 log["unnormalised_enums"][t] = {"count": int(rows_u.size), "rows": ulog}
 
