@@ -1,14 +1,19 @@
-{#- One row per (action, credited retrieval), by the attribution rules of
-    metrics.md tried in order: direct, placement (chained), document,
-    temporal. Unattributed actions have no row. Synthetic traffic is kept
-    and flagged (public marts drop it). A table, not a view: every Tier 2-3
-    model and the behaviour marts read it, and its window sorts over all
-    actions should run once per build.
+{#- One row per (action, credited retrieval): the attribution rules of
+    metrics.md tried in order per action (a rule that finds nothing passes on
+    to the next), each rule computed by its own model:
+    1. direct     int_attribution_direct_sources
+    2. placement  int_attribution_placement_sources
+    3. document   int_attribution_document_credits
+    4. temporal   int_attribution_temporal_sources
+    This model applies the precedence (macros/attribution/precedence.sql),
+    expands document credits to one row per credited retrieval, adds the
+    consumed rank and the credited retrieval's session, prompt and time.
+    Unattributed actions have no row. Synthetic traffic is kept and flagged
+    (public marts drop it).
 
-    Incremental (strategy lara_replace_sessions, macros/incremental): a run
-    recomputes the actions of the affected sessions, reading as context
-    every action of the documents they touched and every retrieval of
-    their sessions or named by a context action. -#}
+    Session-grained and incremental (strategy lara_replace_sessions, session
+    column action_session_guid): a run recomputes the actions of
+    lara_sessions_this_run. -#}
 {{ config(
     materialized='incremental',
     incremental_strategy='lara_replace_sessions',
@@ -21,114 +26,40 @@ with
 
 {{ lara_sessions_this_run_cte() }}
 
-scoped_actions as (
+direct_sources as (
 
-    select * from {{ ref('int_actions_scoped') }}
-
-),
-
-context_actions as (
-
-    select * from scoped_actions
-    {%- if is_incremental() %}
-    where
-        {{ lara_in_sessions_this_run('session_guid') }}
-        or document_id in (
-            select document_id from scoped_actions
-            where {{ lara_in_sessions_this_run('session_guid') }}
-        )
-    {%- endif %}
+    select * from {{ ref('int_attribution_direct_sources') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
-actions as (
+placement_sources as (
 
     select
         action_id,
-        session_guid,
-        prompt_id,
-        actor,
-        action_type,
-        consumed_asset_id,
-        source_retrieval_id,
-        document_id,
-        acted_at,
-        action_date,
-        is_outcome_type,
-        is_synthetic
-    from context_actions
-
-),
-
-retrievals as (
-
-    select
-        retrieval_id,
-        prompt_id,
-        session_guid,
-        retrieved_at,
-        is_synthetic
-    from {{ ref('int_retrievals_scoped') }}
-    {%- if is_incremental() %}
-    where
-        {{ lara_in_sessions_this_run('session_guid') }}
-        or retrieval_id in (select source_retrieval_id from context_actions)
-    {%- endif %}
-
-),
-
-retrieval_assets as (
-
-    select
-        retrieval_id,
-        asset_id,
-        asset_rank
-    from {{ ref('int_retrieval_assets') }}
-    {%- if is_incremental() %}
-    where retrieval_id in (select retrieval_id from retrievals)
-    {%- endif %}
-
-),
-
-{# Rule 1: a source id naming a known retrieval. #}
-direct_sources as (
-
-    {{ lara_resolve_direct_source('actions', 'retrievals') }}
-
-),
-
-{# Rule 2: the lineage source of the latest earlier place of the asset in the document. #}
-placement_sources as (
-
-    {{ lara_inherit_placement_source('direct_sources') }}
-
-),
-
-lineage_sources as (
-
-    select
-        direct_sources.*,
-        placement_sources.placement_retrieval_id,
-        coalesce(
-            direct_sources.direct_retrieval_id,
-            placement_sources.placement_retrieval_id
-        ) as lineage_retrieval_id
-    from direct_sources
-    left join placement_sources
-        on direct_sources.action_id = placement_sources.action_id
-
-),
-
-{# Rule 3: document-level outcomes credit every retrieval placed into the document before them. #}
-document_placements as (
-
-    {{ lara_document_placements('lineage_sources') }}
+        placement_retrieval_id
+    from {{ ref('int_attribution_placement_sources') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
 document_credits as (
 
-    {{ lara_credit_document_outcomes('lineage_sources', 'document_placements') }}
+    select
+        action_id,
+        retrieval_id
+    from {{ ref('int_attribution_document_credits') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
+
+temporal_sources as (
+
+    select
+        action_id,
+        temporal_retrieval_id
+    from {{ ref('int_attribution_temporal_sources') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
@@ -142,54 +73,37 @@ document_credited_actions as (
 
 ),
 
-{# Rule 4: the latest retrieval of the session, at or before the action, that returned the asset. #}
-session_assets as (
-
-    select
-        retrievals.retrieval_id,
-        retrievals.session_guid,
-        retrievals.retrieved_at,
-        retrieval_assets.asset_id
-    from retrievals
-    inner join retrieval_assets
-        on retrievals.retrieval_id = retrieval_assets.retrieval_id
-
-),
-
-actions_with_assets as (
-
-    select
-        action_id,
-        session_guid,
-        consumed_asset_id,
-        acted_at
-    from actions
-    where consumed_asset_id is not null
-
-),
-
-temporal_sources as (
-
-    {{ lara_temporal_source('actions_with_assets', 'session_assets') }}
-
-),
-
 resolved as (
 
     select
-        lineage_sources.*,
+        direct_sources.action_id,
+        direct_sources.session_guid,
+        direct_sources.prompt_id,
+        direct_sources.actor,
+        direct_sources.action_type,
+        direct_sources.consumed_asset_id,
+        direct_sources.document_id,
+        direct_sources.acted_at,
+        direct_sources.action_date,
+        direct_sources.is_outcome_type,
+        direct_sources.has_unknown_source_id,
+        direct_sources.is_synthetic,
+        direct_sources.direct_retrieval_id,
+        placement_sources.placement_retrieval_id,
         temporal_sources.temporal_retrieval_id,
         {{ lara_attribution_method(
-            'lineage_sources.direct_retrieval_id',
-            'lineage_sources.placement_retrieval_id',
+            'direct_sources.direct_retrieval_id',
+            'placement_sources.placement_retrieval_id',
             'document_credited_actions.action_id is not null',
             'temporal_sources.temporal_retrieval_id'
         ) }} as attribution_method
-    from lineage_sources
+    from direct_sources
+    left join placement_sources
+        on direct_sources.action_id = placement_sources.action_id
     left join temporal_sources
-        on lineage_sources.action_id = temporal_sources.action_id
+        on direct_sources.action_id = temporal_sources.action_id
     left join document_credited_actions
-        on lineage_sources.action_id = document_credited_actions.action_id
+        on direct_sources.action_id = document_credited_actions.action_id
 
 ),
 
@@ -249,6 +163,34 @@ credited_actions as (
 
 ),
 
+retrievals as (
+
+    select
+        retrieval_id,
+        prompt_id,
+        session_guid,
+        retrieved_at,
+        is_synthetic
+    from {{ ref('int_retrievals_scoped') }}
+    {%- if is_incremental() %}
+    where retrieval_id in (select retrieval_id from credits)
+    {%- endif %}
+
+),
+
+retrieval_assets as (
+
+    select
+        retrieval_id,
+        asset_id,
+        asset_rank
+    from {{ ref('int_retrieval_assets') }}
+    {%- if is_incremental() %}
+    where retrieval_id in (select retrieval_id from credits)
+    {%- endif %}
+
+),
+
 ranked as (
 
     {{ lara_consumed_rank('credited_actions', 'retrieval_assets') }}
@@ -291,7 +233,6 @@ final as (
     from ranked
     inner join retrievals
         on ranked.retrieval_id = retrievals.retrieval_id
-    where {{ lara_in_sessions_this_run('ranked.session_guid') }}
 
 )
 

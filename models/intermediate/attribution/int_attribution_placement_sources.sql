@@ -1,0 +1,69 @@
+{#- Attribution rule 2 (`placement`, metrics.md): one row per action with both
+    a document_id and a consumed_asset_id, with the lineage source it
+    inherits from "the latest earlier `place` of that asset in that document
+    (any session)" (null when there is none). Chained: a place without a
+    usable source id inherits in turn, so the answer is the direct source of
+    the latest earlier place that has one; only direct (lineage) sources are
+    carried (macros/attribution/placement_source.sql). "A place at the same
+    instant as the action counts as earlier": within (document, asset)
+    actions are ordered by time, places first, then action_id.
+
+    Session-grained and incremental (strategy lara_replace_sessions): a run
+    recomputes the actions of lara_sessions_this_run, reading as context
+    every action of the documents they act on (rule 1 of other sessions is
+    already in int_attribution_direct_sources and unchanged: a session whose
+    actions share a document with a touched one is in the closure). -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
+with
+
+{{ lara_sessions_this_run_cte() }}
+
+direct_sources as (
+
+    select
+        action_id,
+        session_guid,
+        action_type,
+        document_id,
+        consumed_asset_id,
+        acted_at,
+        direct_retrieval_id
+    from {{ ref('int_attribution_direct_sources') }}
+    where
+        document_id is not null
+        and consumed_asset_id is not null
+        {%- if is_incremental() %}
+        and document_id in (
+            select document_id from {{ ref('int_attribution_direct_sources') }}
+            where {{ lara_in_sessions_this_run('session_guid') }}
+        )
+        {%- endif %}
+
+),
+
+inherited as (
+
+    {{ lara_inherit_placement_source('direct_sources') }}
+
+),
+
+final as (
+
+    select
+        inherited.action_id,
+        direct_sources.session_guid,
+        inherited.placement_retrieval_id
+    from inherited
+    inner join direct_sources
+        on inherited.action_id = direct_sources.action_id
+    where {{ lara_in_sessions_this_run('direct_sources.session_guid') }}
+
+)
+
+{{ lara_stamp_rows('final') }}

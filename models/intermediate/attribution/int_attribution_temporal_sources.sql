@@ -1,0 +1,87 @@
+{#- Attribution rule 4 (`temporal`, metrics.md, the fallback for logs without
+    lineage): one row per action with a consumed_asset_id that the rule can
+    answer, with "the most recent retrieval in the same session at or before
+    the action whose returned_asset_ids contains consumed_asset_id"
+    (same-instant retrievals: the greatest retrieval_id). Computed for every
+    action with an asset, whatever its lineage: the agreement rate compares
+    this answer with the lineage one (macros/attribution/temporal_source.sql).
+
+    Session-grained and incremental (strategy lara_replace_sessions): a run
+    recomputes the actions of lara_sessions_this_run from the retrievals of
+    the same sessions. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
+with
+
+{{ lara_sessions_this_run_cte() }}
+
+actions_with_assets as (
+
+    select
+        action_id,
+        session_guid,
+        consumed_asset_id,
+        acted_at
+    from {{ ref('int_actions_scoped') }}
+    where consumed_asset_id is not null and {{ lara_in_sessions_this_run('session_guid') }}
+
+),
+
+retrievals as (
+
+    select
+        retrieval_id,
+        session_guid,
+        retrieved_at
+    from {{ ref('int_retrievals_scoped') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
+
+retrieval_assets as (
+
+    select
+        retrieval_id,
+        asset_id
+    from {{ ref('int_retrieval_assets') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
+
+session_assets as (
+
+    select
+        retrievals.retrieval_id,
+        retrievals.session_guid,
+        retrievals.retrieved_at,
+        retrieval_assets.asset_id
+    from retrievals
+    inner join retrieval_assets
+        on retrievals.retrieval_id = retrieval_assets.retrieval_id
+
+),
+
+temporal_sources as (
+
+    {{ lara_temporal_source('actions_with_assets', 'session_assets') }}
+
+),
+
+final as (
+
+    select
+        temporal_sources.action_id,
+        actions_with_assets.session_guid,
+        temporal_sources.temporal_retrieval_id
+    from temporal_sources
+    inner join actions_with_assets
+        on temporal_sources.action_id = actions_with_assets.action_id
+
+)
+
+{{ lara_stamp_rows('final') }}
