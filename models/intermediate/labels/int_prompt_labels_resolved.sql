@@ -1,10 +1,37 @@
 {#- One prompt label per prompt: a human judgement wins over an LLM one, the
-    latest wins within a kind. -#}
+    latest wins within a kind.
+
+    Labels of logged prompts only (a label whose prompt is not, or not yet,
+    logged is resolved once the prompt arrives: its session is then
+    recomputed). Session-grained and incremental (strategy
+    lara_replace_sessions, the prompt's session): a run recomputes the
+    prompts of lara_sessions_this_run, which holds every session with a
+    newly loaded label. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_sessions_this_run_cte() }}
+
+prompts as (
+
+    select
+        prompt_id,
+        session_guid
+    from {{ ref('stg_lara__prompts') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
 
 labels as (
 
     select * from {{ ref('stg_lara__prompt_labels') }}
+    where prompt_id in (select prompt_id from prompts)
 
 ),
 
@@ -37,6 +64,17 @@ resolved as (
     from ranked
     where judgement_rank = 1
 
+),
+
+final as (
+
+    select
+        resolved.*,
+        prompts.session_guid
+    from resolved
+    inner join prompts
+        on resolved.prompt_id = prompts.prompt_id
+
 )
 
-select * from resolved
+{{ lara_stamp_rows('final') }}

@@ -1,11 +1,38 @@
 {#- One grade per (retrieval, asset): a human judgement wins over an LLM one,
     the latest wins within a kind; equal times keep the higher grade so the
-    choice is deterministic. -#}
+    choice is deterministic.
+
+    Labels of logged retrievals only (a label whose retrieval is not, or not
+    yet, logged is resolved once the retrieval arrives: its session is then
+    recomputed). Session-grained and incremental (strategy
+    lara_replace_sessions, the retrieval's session): a run recomputes the
+    retrievals of lara_sessions_this_run, which holds every session with a
+    newly loaded label. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
 with
+
+{{ lara_sessions_this_run_cte() }}
+
+retrievals as (
+
+    select
+        retrieval_id,
+        session_guid
+    from {{ ref('stg_lara__retrievals') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
 
 labels as (
 
     select * from {{ ref('stg_lara__relevance_labels') }}
+    where retrieval_id in (select retrieval_id from retrievals)
 
 ),
 
@@ -41,6 +68,17 @@ resolved as (
     from ranked
     where judgement_rank = 1
 
+),
+
+final as (
+
+    select
+        resolved.*,
+        retrievals.session_guid
+    from resolved
+    inner join retrievals
+        on resolved.retrieval_id = retrievals.retrieval_id
+
 )
 
-select * from resolved
+{{ lara_stamp_rows('final') }}

@@ -65,6 +65,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # build incrementally unless --full-refresh is given.
     full_refresh = args.full_refresh or not raw_env
     dbt_args = ["build", "--full-refresh"] if full_refresh else ["build"]
+    if args.full_test:
+        # The weekly full test run: data tests over whole tables and the unit
+        # tests too (a daily run tests the rows it wrote, selectors.yml
+        # `production` leaves unit tests out).
+        dbt_args += ["--selector", "with_unit_tests", "--vars", "{lara_full_test: true}"]
     print(f"== lara: dbt {' '.join(dbt_args)} into {warehouse}")
     build = run_dbt(dbt_args, raw_path, warehouse)
     if build.returncode != 0:
@@ -187,6 +192,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--full-refresh",
         action="store_true",
         help="rebuild the incremental models from scratch (always so for the generated sample)",
+    )
+    run.add_argument(
+        "--full-test",
+        action="store_true",
+        help=(
+            "data tests check whole tables, not only the rows this run wrote, and the dbt "
+            "unit tests run too (schedule it weekly)"
+        ),
     )
     run.set_defaults(func=_cmd_run)
 
