@@ -16,7 +16,6 @@ column `_lara_loaded_at`.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import duckdb
@@ -24,9 +23,8 @@ import pytest
 
 from deliveries import delivery_batches, land
 from lara.dbt import run_dbt
-
-BOOKKEEPING = {"_lara_loaded_at"}
-SCHEMAS = ("marts", "data_quality")
+from warehouse_diff import differences as _differences
+from warehouse_diff import snapshot as _snapshot
 
 
 def _build(landing: Path, warehouse: Path, root: Path, args: list[str]) -> str:
@@ -43,64 +41,6 @@ def _build(landing: Path, warehouse: Path, root: Path, args: list[str]) -> str:
     log = result.stdout + result.stderr
     assert result.returncode == 0, f"dbt {' '.join(args)} failed:\n{log[-6000:]}"
     return log
-
-
-def _snapshot(warehouse: Path) -> dict[str, tuple[list[str], list[tuple]]]:
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        tables = con.execute(
-            "select table_schema, table_name from information_schema.tables "
-            "where table_schema in (select unnest(?)) and table_type = 'BASE TABLE' "
-            "order by 1, 2",
-            [list(SCHEMAS)],
-        ).fetchall()
-        out = {}
-        for schema, table in tables:
-            columns = [
-                c
-                for (c,) in con.execute(
-                    "select column_name from information_schema.columns "
-                    "where table_schema = ? and table_name = ? order by ordinal_position",
-                    [schema, table],
-                ).fetchall()
-                if c not in BOOKKEEPING
-            ]
-            select = ", ".join(f'"{c}"' for c in columns)
-            rows = con.execute(f'select {select} from "{schema}"."{table}" order by all').fetchall()
-            out[f"{schema}.{table}"] = (columns, rows)
-    return out
-
-
-def _same_value(a, b) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        if math.isnan(a) and math.isnan(b):
-            return True
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-    return a == b
-
-
-def _differences(left: dict, right: dict) -> list[str]:
-    problems = []
-    for name in sorted(set(left) | set(right)):
-        if name not in left or name not in right:
-            problems.append(f"{name}: only in {'full refresh' if name in right else 'incremental'}")
-            continue
-        (lcols, lrows), (rcols, rrows) = left[name], right[name]
-        if lcols != rcols:
-            problems.append(f"{name}: columns differ {lcols} vs {rcols}")
-            continue
-        if len(lrows) != len(rrows):
-            problems.append(f"{name}: {len(lrows)} rows incremental vs {len(rrows)} full refresh")
-            continue
-        for lrow, rrow in zip(lrows, rrows, strict=True):
-            if not all(_same_value(a, b) for a, b in zip(lrow, rrow, strict=True)):
-                diff = {
-                    c: (a, b)
-                    for c, a, b in zip(lcols, lrow, rrow, strict=True)
-                    if not _same_value(a, b)
-                }
-                problems.append(f"{name}: first differing row {diff}")
-                break
-    return problems
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,196 @@
+"""A late file that re-dates nothing but changes outcomes 20 days back.
+
+A 22-day warehouse is built. Then one file lands in an old partition
+(`actions/dt=<day 21>/late-export.jsonl`): a user export in a new,
+prompt-less session on day 21 whose source_retrieval_id names a retrieval of
+day 1. No session moves to another day, yet the Tier 3 row of that day-1
+retrieval must change (a cross-session, retrieval-driven outcome), and so
+must day 1's aggregates. The scheduled (incremental) run must touch exactly
+that: the day-1 retrieval's session and the new one, days 1 and 21 of the
+daily aggregates (and the period totals), nothing else, which the test
+reads off the load watermark (`_lara_loaded_at`) of every row. Finally the
+warehouse must equal a full refresh over the same files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from lara.dbt import run_dbt
+from warehouse_diff import differences, snapshot
+
+START = dt.date(2026, 8, 1)
+DAYS = 22
+LATE_DAY = START + dt.timedelta(days=20)
+
+
+def _build(raw: Path, warehouse: Path, root: Path, args: list[str]) -> str:
+    result = run_dbt(
+        args,
+        raw,
+        warehouse,
+        extra_env={
+            "DBT_TARGET_PATH": str(root / f"target-{warehouse.stem}"),
+            "DBT_LOG_PATH": str(root / f"logs-{warehouse.stem}"),
+        },
+        capture=True,
+    )
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, f"dbt {' '.join(args)} failed:\n{log[-6000:]}"
+    return log
+
+
+def _query(warehouse: Path, sql: str, params: list | None = None) -> list[tuple]:
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        return con.execute(sql, params or []).fetchall()
+
+
+@pytest.fixture(scope="module")
+def late_export(tmp_path_factory):
+    from lara.generate import GeneratorConfig, generate
+
+    root = tmp_path_factory.mktemp("late_export")
+    raw = root / "raw"
+    generate(
+        GeneratorConfig(sessions=220, days=DAYS, seed=13, start_date=START, replay=False),
+        raw,
+        progress=False,
+    )
+    warehouse = root / "incremental.duckdb"
+    # Models only where the test does not look at data tests; the scheduled
+    # run under test is a whole `dbt build` (with the tests of its rows).
+    _build(raw, warehouse, root, ["run"])
+
+    # A day-1 retrieval in scope that lineage can credit.
+    retrieval_id, session_guid, before_outcomes, before_cross = _query(
+        warehouse,
+        "select retrieval_id, session_guid, retrieval_driven_outcome_count,"
+        " cross_session_outcome_count from marts.fct_retrievals"
+        " where retrieval_date = ? and is_in_tier_scope order by retrieval_id limit 1",
+        [START],
+    )[0]
+    before_run = _query(warehouse, "select max(_lara_loaded_at) from marts.fct_retrievals")[0][0]
+    before_tier3 = {
+        row[0]: row[1:]
+        for row in _query(
+            warehouse,
+            "select coalesce(cast(retrieval_date as varchar), 'period'), completed_retrieval_count,"
+            " retrieval_driven_outcome_count, cross_session_outcome_count"
+            " from marts.agg_tier3_completion where grouping_level in ('day', 'overall')",
+        )
+    }
+
+    late_file = raw / "actions" / f"dt={LATE_DAY.isoformat()}" / "late-export.jsonl"
+    late_file.write_text(
+        json.dumps(
+            {
+                "action_id": "late_export_1",
+                "session_guid": "late_editor_session_1",
+                "prompt_id": None,
+                "ts": f"{LATE_DAY.isoformat()}T12:00:00Z",
+                "actor": "user",
+                "action_type": "export",
+                "consumed_asset_id": None,
+                "source_retrieval_id": retrieval_id,
+                "document_id": None,
+            }
+        )
+        + "\n"
+    )
+    run_log = _build(raw, warehouse, root, ["build"])
+    full = root / "full.duckdb"
+    _build(raw, full, root, ["run"])
+    return {
+        "warehouse": warehouse,
+        "full": full,
+        "retrieval_id": retrieval_id,
+        "session_guid": session_guid,
+        "before": (before_outcomes, before_cross),
+        "before_run": before_run,
+        "before_tier3": before_tier3,
+        "run_log": run_log,
+    }
+
+
+def test_the_late_file_is_read_as_a_pending_partition(late_export):
+    assert "actions: incremental run reads" in late_export["run_log"]
+
+
+def test_the_credited_retrieval_gains_a_cross_session_outcome(late_export):
+    warehouse = late_export["warehouse"]
+    outcomes, cross, loaded_at = _query(
+        warehouse,
+        "select retrieval_driven_outcome_count, cross_session_outcome_count, _lara_loaded_at"
+        " from marts.fct_retrievals where retrieval_id = ?",
+        [late_export["retrieval_id"]],
+    )[0]
+    before_outcomes, before_cross = late_export["before"]
+    assert (outcomes, cross) == (before_outcomes + 1, before_cross + 1)
+    assert loaded_at > late_export["before_run"]
+    credited = _query(
+        warehouse,
+        "select attribution_method, is_cross_session, is_retrieval_driven_outcome"
+        " from marts.fct_action_attributions where action_id = 'late_export_1'",
+    )
+    assert credited == [("direct", True, True)]
+
+
+def test_only_the_two_sessions_are_recomputed(late_export):
+    warehouse = late_export["warehouse"]
+    recomputed = {
+        session
+        for (session,) in _query(
+            warehouse,
+            "select distinct session_guid from marts.fct_retrievals where _lara_loaded_at > ?"
+            " union select distinct session_guid from marts.fct_sessions where _lara_loaded_at > ?",
+            [late_export["before_run"], late_export["before_run"]],
+        )
+    }
+    assert recomputed == {late_export["session_guid"], "late_editor_session_1"}
+    reasons = dict(
+        _query(warehouse, "select session_guid, reason from run_state.lara_sessions_this_run")
+    )
+    assert reasons == {"late_editor_session_1": "loaded", late_export["session_guid"]: "lineage"}
+
+
+def test_day_1_aggregates_change_and_other_days_are_untouched(late_export):
+    warehouse = late_export["warehouse"]
+    days_this_run = {
+        day for (day,) in _query(warehouse, "select event_date from run_state.lara_days_this_run")
+    }
+    assert START in days_this_run and LATE_DAY in days_this_run
+    assert len(days_this_run) <= 4, days_this_run  # the two sessions' days only
+    rows = _query(
+        warehouse,
+        "select retrieval_date, _lara_loaded_at > ? from marts.agg_tier3_completion",
+        [late_export["before_run"]],
+    )
+    for day, rewritten in rows:
+        should_be = day is None or day in days_this_run
+        assert rewritten == should_be, (day, rewritten)
+    after = {
+        row[0]: row[1:]
+        for row in _query(
+            warehouse,
+            "select coalesce(cast(retrieval_date as varchar), 'period'), completed_retrieval_count,"
+            " retrieval_driven_outcome_count, cross_session_outcome_count"
+            " from marts.agg_tier3_completion where grouping_level in ('day', 'overall')",
+        )
+    }
+    before = late_export["before_tier3"]
+    day_1 = START.isoformat()
+    assert after[day_1][1:] == (before[day_1][1] + 1, before[day_1][2] + 1)
+    assert after["period"][1:] == (before["period"][1] + 1, before["period"][2] + 1)
+    for day, values in after.items():
+        if day not in (day_1, "period"):
+            assert values == before[day], day
+
+
+def test_the_incremental_warehouse_equals_a_full_refresh(late_export):
+    problems = differences(snapshot(late_export["warehouse"]), snapshot(late_export["full"]))
+    assert not problems, "\n".join(problems[:20])
