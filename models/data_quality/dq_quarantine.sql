@@ -1,7 +1,27 @@
 {#- Every quarantined raw row of every contract table, with its reason and
     where it came from. Nothing the staging layer refuses is dropped: it is
-    here, traceable to file and line. -#}
+    here, traceable to file and line.
+
+    Incremental on DuckDB (delete+insert on the raw row: table, file, line):
+    a run rewrites the rows whose base row was loaded or changed status after
+    the last completed run (lara_run_limits.lower_limit); a quarantined row
+    never becomes clean again (a conflicting version quarantines every
+    version for good). A table on Spark (no DELETE on Parquet tables). -#}
+{{ config(
+    materialized=('table' if target.type == 'spark' else 'incremental'),
+    incremental_strategy='delete+insert',
+    unique_key=['table_name', 'source_file', 'source_line'],
+    on_schema_change='fail'
+) }}
+
 with
+
+limits as (
+
+    select coalesce(lower_limit, cast('1900-01-01' as timestamp)) as lower_limit
+    from {{ ref('lara_run_limits') }}
+
+),
 
 {% for table_name in lara_contract_table_names() %}
 {{ table_name }} as (
@@ -15,9 +35,14 @@ with
         _source_file as source_file,
         _source_line as source_line,
         _partition_value as partition_value,
-        _raw_row as raw_row
+        _raw_row as raw_row,
+        _lara_loaded_at
     from {{ ref('base_lara__' ~ table_name) }}
-    where _row_status = 'quarantined'
+    where
+        _row_status = 'quarantined'
+        {%- if is_incremental() %}
+        and _lara_loaded_at > (select lower_limit from limits)
+        {%- endif %}
 
 ),
 

@@ -14,6 +14,7 @@
 {{ config(
     materialized='incremental',
     incremental_strategy='append',
+    lara_loaded_at_column='run_started_at',
     on_schema_change='fail'
 ) }}
 
