@@ -58,14 +58,17 @@ def _raw_path(args: argparse.Namespace) -> Path:
 
 
 def _describe(item: dict) -> str:
-    """A failing row as `key|key @ file:line`."""
-    source = item.get("_source", "")
-    key = "|".join(str(v) for k, v in item.items() if k != "_source")
-    return f"{key} @ {source}" if key else str(source)
+    """A failing row as `key|key @ file:line`, control characters escaped."""
+    from lara.gate.safe import printable
+
+    source = printable(item.get("_source", ""))
+    key = "|".join(printable(v) for k, v in item.items() if k != "_source")
+    return f"{key} @ {source}" if key else source
 
 
 def _print_report(result: object, quiet: bool) -> None:
     from lara.gate.runner import GateResult
+    from lara.gate.safe import printable
 
     assert isinstance(result, GateResult)
     if not quiet:
@@ -73,7 +76,7 @@ def _print_report(result: object, quiet: bool) -> None:
             share = row.get("lineage_coverage")
             shown = "n/a" if share is None else f"{share:.1%}"
             print(
-                f"  lineage coverage {row['partition']}: {shown} of "
+                f"  lineage coverage {printable(row['partition'])}: {shown} of "
                 f"{row['asset_actions']:,} asset actions ({row['actions']:,} actions)"
             )
         for check in result.failures:
@@ -81,7 +84,8 @@ def _print_report(result: object, quiet: bool) -> None:
             observed = "" if check.observed_value is None else f" observed {check.observed_value}"
             sample = ", ".join(_describe(item) for item in check.sample[:3])
             print(
-                f"  {check.severity.upper():7} {check.partition} {check.table} {check.name}:"
+                f"  {check.severity.upper():7} {printable(check.partition)} {check.table} "
+                f"{check.name}:"
                 f"{count}{observed}" + (f" e.g. {sample}" if sample else "")
             )
     print(

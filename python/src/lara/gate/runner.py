@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from lara.contract import Table, load_contract
-from lara.gate import reader
+from lara.gate import reader, safe
 from lara.gate.config import GateConfig, load_config
 from lara.gate.suites import build_suite, check_ref
 
@@ -412,14 +412,17 @@ def run_gate(
     for found in checks:
         failing.add_unsupported(found)
 
-    say(f"lara gate: reading {raw_path} ({mode}: {', '.join(partitions) or 'nothing'})")
+    shown = ", ".join(safe.printable(p) for p in partitions) or "nothing"
+    say(f"lara gate: reading {safe.printable(raw_path)} ({mode}: {shown})")
     validation_paths: list[Path] = []
     gx_runner = _GxRunner(contract, config, docs_dir)
     with reader.RawStore(discovery, contract, config) as store:
         store.load()
         run_time = started.replace(microsecond=0)
         for partition in partitions:
-            run_id = gx_runner.gx.RunIdentifier(run_name=partition, run_time=run_time)
+            run_id = gx_runner.gx.RunIdentifier(
+                run_name=safe.run_name(partition), run_time=run_time
+            )
             for name in selected:
                 table = contract[name]
                 if partition not in store.partitions(name) and not (
@@ -429,15 +432,22 @@ def run_gate(
                 frame = store.batch(table, partition)
                 index_columns = [*table.key, reader.SOURCE]
                 results, key = gx_runner.validate(name, frame, index_columns, run_id)
+                # No user id or user text in any output; then the lists are trimmed.
+                safe.redact_results(results, table)
                 rows = _check_results(partition, name, table.key, results, config, failing)
-                gx_runner.restore(key, results)
                 checks += rows
-                target = out_dir / "validations" / name / f"{partition}.json"
+                target = out_dir / "validations" / name / f"{safe.run_name(partition)}.json"
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(json.dumps(_json_safe(results.to_json_dict()), indent=1))
                 validation_paths.append(target)
+                # The Data Docs render from the store: escaped values only.
+                safe.escape_results(results)
+                gx_runner.restore(key, results)
                 bad = sum(1 for r in rows if not r.success)
-                say(f"  {partition} {name}: {len(frame):,} rows, {bad} failed check(s)")
+                say(
+                    f"  {safe.printable(partition)} {name}: {len(frame):,} rows, "
+                    f"{bad} failed check(s)"
+                )
                 del frame, results
         coverage = [_json_safe(row) for row in store.coverage() if row["partition"] in partitions]
         unreadable = [
