@@ -45,6 +45,18 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     parser.add_argument(
         "--config", default=None, help="gate configuration (default: gx/lara_gate.yml)"
     )
+    lookups = parser.add_mutually_exclusive_group()
+    lookups.add_argument(
+        "--warehouse",
+        default=None,
+        help="built DuckDB warehouse whose staging rows the lineage lookups also read "
+        "(default: $LARA_DUCKDB_PATH, else warehouse/lara.duckdb, when the file exists)",
+    )
+    lookups.add_argument(
+        "--no-warehouse",
+        action="store_true",
+        help="lineage lookups into the raw files only",
+    )
     parser.add_argument("--no-docs", action="store_true", help="skip the Data Docs HTML")
     parser.add_argument("--quiet", action="store_true", help="print the verdict only")
     return parser
@@ -55,6 +67,17 @@ def _raw_path(args: argparse.Namespace) -> Path:
         return Path(args.raw_path)
     env = os.environ.get("LARA_RAW_PATH")
     return Path(env) if env else default_sample_dir()
+
+
+def _warehouse(args: argparse.Namespace) -> Path | None:
+    if getattr(args, "no_warehouse", False):
+        return None
+    if getattr(args, "warehouse", None):
+        return Path(args.warehouse)
+    from lara.paths import warehouse_path
+
+    default = warehouse_path()
+    return default if default.is_file() else None
 
 
 def _describe(item: dict) -> str:
@@ -111,6 +134,7 @@ def gate_main(args: argparse.Namespace) -> int:
             tables=args.tables,
             data_docs=not args.no_docs,
             log=None if args.quiet else print,
+            warehouse=_warehouse(args),
         )
     except (GateError, FileNotFoundError, ValueError) as error:
         print(f"lara gate: cannot run: {error}", file=sys.stderr)
