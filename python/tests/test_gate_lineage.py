@@ -15,27 +15,11 @@ import json
 import shutil
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 import pytest
 
 from lara.cli import main
-
-NEWEST = "2026-08-03"
-
-
-def _rows(folder: Path, columns: str) -> list[tuple]:
-    """Some rows of one raw partition, whatever its format."""
-    path = next(p for p in sorted(folder.iterdir()) if p.name.startswith("part-"))
-    reader = "read_parquet" if path.suffix == ".parquet" else "read_json_auto"
-    with duckdb.connect() as con:
-        return con.execute(f"select {columns} from {reader}(?) limit 5", [str(path)]).fetchall()
-
-
-def _append(folder: Path, rows: list[dict]) -> None:
-    with (folder / "probe.jsonl").open("a") as handle:
-        for row in rows:
-            handle.write(json.dumps(row) + "\n")
+from lineage_faults import NEWEST, plant_reproduction_4
 
 
 def _check(raw: Path, out: Path, *extra: str) -> tuple[int, dict, pd.DataFrame]:
@@ -47,51 +31,6 @@ def _check(raw: Path, out: Path, *extra: str) -> tuple[int, dict, pd.DataFrame]:
     return code, results, failing
 
 
-def _plant_reproduction_4(raw: Path, ghost_prompts: int = 1) -> None:
-    retrieval_id, prompt_id, session = _rows(
-        raw / "retrievals" / f"dt={NEWEST}", "retrieval_id, prompt_id, session_guid"
-    )[0]
-    ts = f"{NEWEST}T12:00:00Z"
-    click = {
-        "session_guid": session,
-        "prompt_id": prompt_id,
-        "ts": ts,
-        "actor": "user",
-        "action_type": "click",
-    }
-    _append(
-        raw / "actions" / f"dt={NEWEST}",
-        [
-            {
-                **click,
-                "action_id": "x_ghost_click",
-                "consumed_asset_id": "a_1",
-                "source_retrieval_id": "r_ghost_0",
-            },
-            {
-                **click,
-                "action_id": "x_never_returned",
-                "consumed_asset_id": "a_never_returned_0",
-                "source_retrieval_id": retrieval_id,
-            },
-        ],
-    )
-    _append(
-        raw / "retrievals" / f"dt={NEWEST}",
-        [
-            {
-                "retrieval_id": f"r_orphan_{k}",
-                "prompt_id": f"p_ghost_{k}",
-                "session_guid": session,
-                "ts": ts,
-                "retrieval_role": "find",
-                "returned_asset_ids": ["a_1"],
-            }
-            for k in range(ghost_prompts)
-        ],
-    )
-
-
 @pytest.fixture()
 def raw(small_raw_sample, tmp_path) -> Path:
     target = tmp_path / "raw"
@@ -100,7 +39,7 @@ def raw(small_raw_sample, tmp_path) -> Path:
 
 
 def test_reproduction_4_every_lineage_fault_is_named(raw, tmp_path):
-    _plant_reproduction_4(raw)
+    plant_reproduction_4(raw)
     code, results, failing = _check(raw, tmp_path / "out", "--no-warehouse")
     failures = {(f["table"], f["name"]): f for f in results["failures"]}
     expected = {
@@ -121,7 +60,7 @@ def test_reproduction_4_every_lineage_fault_is_named(raw, tmp_path):
 
 
 def test_lineage_faults_above_the_threshold_fail(raw, tmp_path):
-    _plant_reproduction_4(raw, ghost_prompts=20)  # > 1% of the day's retrievals
+    plant_reproduction_4(raw, ghost_prompts=20)  # > 1% of the day's retrievals
     code, results, failing = _check(raw, tmp_path / "out", "--no-warehouse")
     (prompt,) = [f for f in results["failures"] if f["name"] == "lineage_prompt_known"]
     assert prompt["severity"] == "error" and not prompt["below_threshold"]
