@@ -18,6 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from browser import headless_chromium
@@ -219,3 +220,45 @@ def test_no_raw_user_id_or_free_text_in_any_gate_output(gate_pages):
     salt = os.environ.get("LARA_USER_ID_SALT", "lara-sample-salt")
     hashed = hashlib.sha256(f"{salt}|{SECRET_USER} {PAYLOADS[0]}".encode()).hexdigest()
     assert hashed in failing
+
+
+def test_file_names_are_not_read_as_globs(small_raw_sample, tmp_path):
+    """`a*.jsonl` must not also read `ab.jsonl`, nor `c[x].jsonl` read `cx.jsonl` instead."""
+    from lara.gate import run_gate
+
+    raw = tmp_path / "raw"
+    shutil.copytree(small_raw_sample, raw)
+    day = raw / "retrievals" / f"dt={NEWEST}"
+    baseline = run_gate(small_raw_sample, tmp_path / "before", data_docs=False)
+    names = {"a*.jsonl": 3, "ab.jsonl": 2, "c[x].jsonl": 1, "cx.jsonl": 1, "q?.jsonl": 1}
+    for name, rows in names.items():
+        stem = "".join(ch for ch in name.removesuffix(".jsonl") if ch.isalnum())
+        lines = [
+            {
+                "retrieval_id": f"r_glob_{stem}_{k}_{len(name)}",
+                "prompt_id": f"p_glob_{k}",
+                "session_guid": "s_glob",
+                "ts": f"{NEWEST}T10:00:00Z",
+                "retrieval_role": "find",
+                "returned_asset_ids": ["a_1"],
+            }
+            for k in range(rows)
+        ]
+        _write(day / name, lines)
+    result = run_gate(raw, tmp_path / "out", data_docs=False, tables=["retrievals"])
+
+    def rows_checked(gate) -> int:
+        (check,) = [
+            c
+            for c in gate.checks
+            if c.table == "retrievals"
+            and c.name == "id_format:retrieval_id"
+            and c.partition == NEWEST
+        ]
+        return check.element_count
+
+    assert rows_checked(result) == rows_checked(baseline) + sum(names.values())
+    assert "exact_duplicate" not in result.failed_checks("retrievals")
+    sources = pd.read_csv(result.failing_ids_path, dtype=str)["source"]
+    for name in names:  # the ghost prompts name each file's own rows, by the real file name
+        assert sources.str.startswith(f"retrievals/dt={NEWEST}/{name}:").sum() == names[name]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -345,6 +346,8 @@ class RawStore:
         self.warehouse_note: str | None = None
         self._tmp = tempfile.TemporaryDirectory(prefix="lara_gate_", dir=workdir)
         tmp = Path(self._tmp.name)
+        self._links = tmp / "files"
+        self._links.mkdir()
         self.con = duckdb.connect(str(tmp / "gate.duckdb"))
         self.con.execute("set TimeZone = 'UTC'")
         self.con.execute(f"set memory_limit = {lit(config.memory_limit)}")
@@ -427,6 +430,26 @@ class RawStore:
         partition_error = None if raw_file.day is not None else f"dt={raw_file.partition}"
         return file_id, lit(partition_error)
 
+    def _readable_path(self, raw_file: RawFile) -> Path:
+        """The file under a safe name: DuckDB treats `*`, `?` and `[...]` in a path as a glob,
+        so a hostile file name could read other files (or none). A symbolic link named
+        by the file's id (a copy where links are not possible) is read instead; the
+        rows keep the real name in `_source`."""
+        file_id = self._file_ids.setdefault(raw_file.relative, len(self._file_ids) + 1)
+        name = raw_file.path.name
+        suffix = (
+            ".parquet"
+            if raw_file.fmt == "parquet"
+            else (".jsonl.gz" if name.endswith(".gz") else ".jsonl")
+        )
+        link = self._links / f"{file_id}{suffix}"
+        if not link.exists():
+            try:
+                link.symlink_to(raw_file.path.resolve())
+            except OSError:
+                shutil.copyfile(raw_file.path, link)
+        return link
+
     def _load_file(self, table: Table, raw_file: RawFile, report: LoadReport) -> None:
         report.files += 1
         try:
@@ -451,7 +474,7 @@ class RawStore:
         )
 
     def _parquet_insert(self, table: Table, raw_file: RawFile) -> str:
-        path = lit(str(raw_file.path))
+        path = lit(str(self._readable_path(raw_file)))
         schema = dict(
             self.con.execute(
                 f"select column_name, column_type from "
@@ -487,7 +510,7 @@ class RawStore:
         )
 
     def _json_insert(self, table: Table, raw_file: RawFile) -> str:
-        path = lit(str(raw_file.path))
+        path = lit(str(self._readable_path(raw_file)))
         file_id, partition_error = self._file_constants(raw_file)
         selects = []
         for column in table.columns:
