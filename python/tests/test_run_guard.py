@@ -22,7 +22,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -235,12 +234,22 @@ def test_wait_lock_takes_the_lock_once_released(first_run, tmp_path):
     root = first_run["root"]
     lock = RunLock(root / "warehouse" / "lara.duckdb")
     lock.acquire()
-    threading.Timer(2.0, lock.release).start()
     # A raw folder that does not exist: the run stops right after taking the lock.
-    waited = _lara_run(root, tmp_path / "no_such_raw", "--wait-lock", "120", timeout=180)
-    assert f"pid {os.getpid()}" in waited.stdout and "waiting up to 120 s" in waited.stdout
-    assert "lock acquired after waiting" in waited.stdout
-    assert waited.returncode == 1 and "is not a folder" in waited.stderr
+    waiting = subprocess.Popen(
+        _run_args(root, "--wait-lock", "120"),
+        env=_env(root, tmp_path / "no_such_raw"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        announced = waiting.stdout.readline()  # printed (and flushed) while it waits
+    finally:
+        lock.release()
+    out, err = waiting.communicate(timeout=180)
+    assert f"pid {os.getpid()}" in announced and "waiting up to 120 s" in announced
+    assert "lock acquired after waiting" in out
+    assert waiting.returncode == 1 and "is not a folder" in err
 
 
 def test_a_stale_lock_is_taken_over(first_run, tmp_path):

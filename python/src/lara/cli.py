@@ -64,7 +64,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     target = _lock_target(warehouse)
     lock = RunLock(target)
     try:
-        lock.acquire(wait_seconds=args.wait_lock)
+        # Flushed at once: a scheduler's log shows whom a run waits for while it waits.
+        lock.acquire(wait_seconds=args.wait_lock, log=lambda line: print(line, flush=True))
     except LockHeld as error:
         print(held_message(error, target), file=sys.stderr)
         return EXIT_LOCKED
