@@ -464,7 +464,9 @@ class RawStore:
 
     def _insert_unreadable(self, table: Table, raw_file: RawFile, error: Exception) -> None:
         file_id, partition_error = self._file_constants(raw_file)
-        message = f"cannot read {raw_file.fmt} file: {str(error).splitlines()[0][:300]}"
+        # DuckDB names the link it read: name the file as delivered instead.
+        text = str(error).replace(str(self._readable_path(raw_file)), raw_file.relative)
+        message = f"cannot read {raw_file.fmt} file: {text.splitlines()[0][:300]}"
         nulls = ", ".join("null" for _ in table.columns)
         self.con.execute(
             f"insert into {ident('raw_' + table.name)} values ("
