@@ -76,7 +76,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _unpublished_reason(gate: GateResult | None, gate_error: str | None) -> str:
     if gate is None:
         return f"The data-quality gate could not run ({gate_error})."
-    partitions = ", ".join(gate.partitions) or "no partition"
+    from lara.gate.safe import printable
+
+    # Partition names are raw folder names: printed, written to files and escaped in HTML.
+    partitions = ", ".join(printable(p) for p in gate.partitions) or "no partition"
     return (
         f"The data-quality gate {gate.verdict} (exit {gate.exit_code}) on {partitions}: "
         f"see {gate.results_path} and {gate.failing_ids_path}."
