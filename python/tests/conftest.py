@@ -73,3 +73,18 @@ def bad_rows_sample(tmp_path_factory) -> BuiltSample:
 
 def read_manifest(raw_path: Path) -> dict:
     return json.loads((raw_path / "_manifest.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def small_raw_sample(tmp_path_factory) -> Path:
+    """Raw files only (not built): 300 sessions, 3 days, mixed Parquet / gzipped JSON Lines.
+
+    The sample of the hardening tests (gate payloads, lineage faults, `lara
+    run` lock and publishing); each test copies it before changing anything.
+    """
+    from lara.generate import GeneratorConfig, generate
+
+    root = tmp_path_factory.mktemp("small_raw_sample") / "raw"
+    config = GeneratorConfig(sessions=300, days=3, seed=1, fmt="mixed", gzip=True)
+    generate(config, root, progress=False)
+    return root

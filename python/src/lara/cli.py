@@ -6,16 +6,26 @@ import argparse
 import datetime as dt
 import json
 import os
+import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lara import __version__
 from lara.paths import default_sample_dir, project_dir, warehouse_path
+
+if TYPE_CHECKING:
+    from lara.gate.runner import GateResult
 
 # Exit codes of `lara run` (documented in docs/scheduling.md).
 EXIT_OK = 0
 EXIT_BUILD_FAILED = 1  # dbt build or docs failed, or the raw folder is missing
 EXIT_GATE_FAILED = 2  # the build succeeded but the data-quality gate failed
+EXIT_LOCKED = 75  # another `lara run` holds the warehouse's lock: nothing done (EX_TEMPFAIL)
+
+# Where a run whose gate failed writes its exports and dashboard (beside the published ones).
+UNPUBLISHED = "unpublished"
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -39,12 +49,50 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lock_target(warehouse: Path) -> Path:
+    """What a run writes, and so what its lock sits beside: the DuckDB file, or the Spark dir."""
+    from lara.engine import spark_dir, target_name
+
+    return spark_dir() if target_name() == "spark" else warehouse
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    """`lara run`, one at a time per warehouse (lock file beside it, see lara.lock)."""
+    from lara.lock import LockHeld, RunLock, held_message
+
+    warehouse = warehouse_path()
+    target = _lock_target(warehouse)
+    lock = RunLock(target)
+    try:
+        # Flushed at once: a scheduler's log shows whom a run waits for while it waits.
+        lock.acquire(wait_seconds=args.wait_lock, log=lambda line: print(line, flush=True))
+    except LockHeld as error:
+        print(held_message(error, target), file=sys.stderr)
+        return EXIT_LOCKED
+    with lock:
+        return _run(args, warehouse)
+
+
+def _unpublished_reason(gate: GateResult | None, gate_error: str | None) -> str:
+    if gate is None:
+        return f"The data-quality gate could not run ({gate_error})."
+    from lara.gate.safe import printable
+
+    # Partition names are raw folder names: printed, written to files and escaped in HTML.
+    partitions = ", ".join(printable(p) for p in gate.partitions) or "no partition"
+    return (
+        f"The data-quality gate {gate.verdict} (exit {gate.exit_code}) on {partitions}: "
+        f"see {gate.results_path} and {gate.failing_ids_path}."
+    )
+
+
+def _run(args: argparse.Namespace, warehouse: Path) -> int:
     from lara.dbt import run_dbt
     from lara.generate import GeneratorConfig, generate
 
+    reports_dir = Path(args.reports_dir) if args.reports_dir else project_dir() / "reports"
+    exports_root = Path(args.exports_dir) if args.exports_dir else project_dir() / "exports"
     raw_env = os.environ.get("LARA_RAW_PATH")
-    warehouse = warehouse_path()
     if raw_env:
         raw_path = Path(raw_env).resolve()
         print(f"== lara: building on LARA_RAW_PATH={raw_path} (nothing generated)")
@@ -80,28 +128,37 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
         return EXIT_BUILD_FAILED
 
+    from lara.engine import target_name
+
+    on_spark = target_name() == "spark"
+    # The gate first: whether this run publishes decides where its outputs go.
+    print("== lara: data-quality gate (newest partition)")
+    from lara.gate.runner import GateError, run_gate
+
+    gate_dir = reports_dir / "gate"
+    gate_error = None
+    try:
+        gate = run_gate(raw_path, gate_dir, warehouse=None if on_spark else warehouse)
+        gate_code = gate.exit_code
+        print(f"   verdict: {gate.verdict} (exit code {gate.exit_code})")
+    except GateError as error:
+        gate, gate_code, gate_error = None, 2, str(error)
+        print(f"   the gate could not run: {error}", file=sys.stderr)
+    # Published only when the gate passed or only warned (lara check exit 0 / 1).
+    out_reports = reports_dir if gate_publishes(gate) else reports_dir / UNPUBLISHED
+
     print("== lara: bridge evidence statistics (replay experiments)")
     from lara.bridge import run_bridge_statistics
 
     # Both statistics steps print their own one-line summary.
-    bridge = run_bridge_statistics(warehouse, resamples=args.resamples, seed=0)
+    bridge = run_bridge_statistics(
+        warehouse, resamples=args.resamples, seed=0, plot_dir=out_reports
+    )
 
     print("== lara: production analogue (does Tier 1 quality predict use and outcome?)")
     from lara.production_bridge import run_production_bridge_statistics
 
     run_production_bridge_statistics(warehouse, resamples=args.resamples, seed=0)
-
-    print("== lara: data-quality gate (newest partition)")
-    from lara.gate.runner import GateError, run_gate
-
-    gate_dir = project_dir() / "reports" / "gate"
-    try:
-        gate = run_gate(raw_path, gate_dir)
-        gate_code = gate.exit_code
-        print(f"   verdict: {gate.verdict} (exit code {gate.exit_code})")
-    except GateError as error:
-        gate, gate_code = None, 2
-        print(f"   the gate could not run: {error}", file=sys.stderr)
 
     print("== lara: documentation (dbt docs generate)")
     from lara.docs_coverage import generate_docs
@@ -111,31 +168,38 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print("lara: dbt docs generate failed", file=sys.stderr)
         return EXIT_BUILD_FAILED
 
-    from lara.engine import target_name
-
-    if target_name() == "spark":
+    if on_spark:
         # Exports and the dashboard read the DuckDB warehouse file.
         print("== lara: done on Spark (marts in the metastore's `marts` database);")
         print("   exports and the dashboard read a DuckDB warehouse: skipped (LARA_TARGET=spark)")
         return EXIT_GATE_FAILED if gate_code == 2 else EXIT_OK
 
-    print("== lara: exports for BI tools and the dashboard")
-    from lara.export import export_marts
-    from lara.report import build_dashboard
-
-    exports_dir = project_dir() / "exports"
-    exported = export_marts(warehouse, exports_dir)
-    dashboard = build_dashboard(
+    outputs = publish_outputs(
         warehouse,
-        project_dir() / "reports" / "dashboard.html",
-        gate.results_path if gate is not None else None,
+        gate,
+        gate_error,
         Path(bridge["plot"]) if bridge.get("plot") else None,
+        reports_dir,
+        exports_root,
     )
 
     print("== lara: done. Outputs:")
     print(f"   warehouse (DuckDB): {warehouse}")
-    print(f"   dashboard:          {dashboard}")
-    print(f"   exports (Parquet):  {exports_dir} ({len(exported)} files, see _index.json)")
+    if outputs.published:
+        print(f"   dashboard:          {outputs.dashboard}")
+        print(
+            f"   exports (Parquet):  {outputs.exports_dir} ({len(outputs.exported)} files, "
+            "see _index.json)"
+        )
+    else:
+        print(f"   dashboard (NOT PUBLISHED): {outputs.dashboard}")
+        print(
+            f"   exports (NOT PUBLISHED):   {outputs.exports_dir} ({len(outputs.exported)} files)"
+        )
+        print(
+            f"   the published dashboard ({reports_dir / 'dashboard.html'}) and exports "
+            f"({exports_root}) were left as they were"
+        )
     print(f"   dbt docs:           {project_dir() / 'target' / 'static_index.html'}")
     if gate is not None:
         print(f"   gate results:       {gate.results_path}")
@@ -145,8 +209,84 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"   CTU vs SRU plot:    {bridge['plot']}")
     print(f"   raw logs read:      {raw_path}")
     print(f"   dbt artifacts:      {project_dir() / 'target'}")
+    if not outputs.published:
+        print(f"lara: NOT PUBLISHED. {outputs.reason}", file=sys.stderr)
     # Gate warnings are printed, not fatal; a failed gate fails the run for the scheduler.
     return EXIT_GATE_FAILED if gate_code == 2 else EXIT_OK
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """What `lara run` wrote for readers, and whether it was published."""
+
+    published: bool
+    reason: str | None  # why not published
+    dashboard: Path
+    exports_dir: Path
+    exported: list[Path]
+
+
+def gate_publishes(gate: GateResult | None) -> bool:
+    """A run publishes when its gate ran and passed or only warned (exit 0 / 1)."""
+    return gate is not None and gate.exit_code in (0, 1)
+
+
+def publish_outputs(
+    warehouse: Path,
+    gate: GateResult | None,
+    gate_error: str | None,
+    bridge_plot: Path | None,
+    reports_dir: Path,
+    exports_root: Path,
+) -> Outputs:
+    """The exports and the dashboard of a built warehouse: published only when the gate passed.
+
+    Published: `<exports_root>/` and `<reports_dir>/dashboard.html` are replaced
+    (each file atomically), and the unpublished outputs of an earlier run are
+    removed. Otherwise they go beside, to `<exports_root>/unpublished/` and
+    `<reports_dir>/unpublished/dashboard.html`, marked as not published (index
+    field, Parquet metadata, marker file; a banner on the page), and the
+    published ones are left untouched.
+    """
+    from lara.export import export_marts
+    from lara.report import build_dashboard
+    from lara.report.publish import mark_unpublished
+
+    published = gate_publishes(gate)
+    reason = None if published else _unpublished_reason(gate, gate_error)
+    out_reports = reports_dir if published else reports_dir / UNPUBLISHED
+    exports_dir = exports_root if published else exports_root / UNPUBLISHED
+    summary = (
+        None
+        if gate is None
+        else {
+            "verdict": gate.verdict,
+            "exit_code": gate.exit_code,
+            "results": str(gate.results_path),
+        }
+    )
+    if published:
+        print("== lara: publishing the exports for BI tools and the dashboard (gate passed)")
+    else:
+        print(
+            "== lara: NOT PUBLISHING (the data-quality gate failed): exports and dashboard "
+            f"go to {exports_dir} and {out_reports}, marked as not published"
+        )
+    exported = export_marts(warehouse, exports_dir, unpublished_reason=reason, gate=summary)
+    dashboard = build_dashboard(
+        warehouse,
+        out_reports / "dashboard.html",
+        gate.results_path if gate is not None else None,
+        bridge_plot,
+    )
+    if published:
+        for stale in (reports_dir / UNPUBLISHED, exports_root / UNPUBLISHED):
+            if stale.is_dir():
+                shutil.rmtree(stale)
+                print(f"   removed the unpublished outputs of an earlier run: {stale}")
+    else:
+        mark_unpublished(dashboard, reason or "")
+    return Outputs(published, reason, dashboard, exports_dir, exported)
 
 
 def _cmd_bridge(args: argparse.Namespace) -> int:
@@ -163,6 +303,16 @@ def _cmd_manifest(args: argparse.Namespace) -> int:
     path = Path(args.path) / "_manifest.json"
     print(json.dumps(json.loads(path.read_text()), indent=2))
     return 0
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from error
+    if not seconds >= 0:
+        raise argparse.ArgumentTypeError(f"a number of seconds >= 0, not {value!r}")
+    return seconds
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -201,6 +351,20 @@ def build_parser() -> argparse.ArgumentParser:
             "unit tests run too (schedule it weekly)"
         ),
     )
+    run.add_argument(
+        "--wait-lock",
+        type=_seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="when another `lara run` holds the warehouse's lock, wait up to SECONDS for it "
+        "(default 0: stop at once with exit code 75)",
+    )
+    run.add_argument(
+        "--reports-dir",
+        default=None,
+        help="dashboard, gate results and plots (default: reports/ in the project)",
+    )
+    run.add_argument("--exports-dir", default=None, help="exports for BI tools (default: exports/)")
     run.set_defaults(func=_cmd_run)
 
     bridge = sub.add_parser("bridge", help="bridge statistics and plot on a built warehouse")

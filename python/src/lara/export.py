@@ -18,6 +18,14 @@
 Files are written under a temporary name and renamed, so a reader never sees
 a half-written file. Marts that no longer exist are removed from the folder.
 See docs/bi.md for how to open them.
+
+Unpublished exports: `lara run` writes the exports of a run whose
+data-quality gate failed beside the published ones (`exports/unpublished/`),
+marked so that nobody mistakes them for published numbers: `_index.json` says
+`"published": false` and why, every Parquet file carries the key-value
+metadata `lara_published=false` (and the gate verdict), and the folder holds
+`UNPUBLISHED.txt`. Published exports say `"published": true` and carry
+`lara_published=true`.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ MARTS_SCHEMA = "marts"
 NOT_MARTS = ("metricflow_time_spine",)
 DUCKDB_EXPORT = "lara_marts.duckdb"
 INDEX_FILE = "_index.json"
+UNPUBLISHED_MARKER = "UNPUBLISHED.txt"
 
 
 def _quote(identifier: str) -> str:
@@ -79,13 +88,22 @@ def _describe(con: duckdb.DuckDBPyConnection, catalog: str, mart: str) -> dict[s
     }
 
 
-def _write_parquet(con: duckdb.DuckDBPyConnection, source: str, path: Path) -> None:
+def _write_parquet(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    path: Path,
+    metadata: dict[str, str] | None = None,
+) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     partial.unlink(missing_ok=True)
+    kv = ""
+    if metadata:
+        pairs = ", ".join(f"{_quote(k)}: {_literal(v)}" for k, v in metadata.items())
+        kv = f", kv_metadata {{{pairs}}}"
     con.execute(
         f"copy (select * from {source}) to {_literal(str(partial))} "
-        "(format parquet, compression zstd)"
+        f"(format parquet, compression zstd{kv})"
     )
     os.replace(partial, path)
 
@@ -117,12 +135,22 @@ def _write_duckdb(
     os.replace(partial, path)
 
 
-def export_marts(warehouse: Path, out_dir: Path) -> list[Path]:
+def export_marts(
+    warehouse: Path,
+    out_dir: Path,
+    *,
+    unpublished_reason: str | None = None,
+    gate: dict[str, Any] | None = None,
+) -> list[Path]:
     """Write the public marts of `warehouse` as Parquet (+ a marts-only DuckDB file).
 
     Returns the written files: one Parquet file per mart, then the DuckDB
-    file, then `_index.json`. Raises FileNotFoundError when the warehouse
-    does not exist and ValueError when it holds no public mart.
+    file, then `_index.json` (and `UNPUBLISHED.txt`). Raises
+    FileNotFoundError when the warehouse does not exist and ValueError when
+    it holds no public mart. `unpublished_reason`: these exports are not
+    published (the gate failed), marked as such in the index, in every
+    Parquet file's metadata and by a marker file; `gate`: the gate's verdict
+    recorded in the index ({"verdict", "exit_code", "results"}).
     """
     warehouse = Path(warehouse)
     out_dir = Path(out_dir)
@@ -131,6 +159,10 @@ def export_marts(warehouse: Path, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     entries: list[dict[str, Any]] = []
+    published = unpublished_reason is None
+    metadata = {"lara_published": "true" if published else "false"}
+    if gate is not None:
+        metadata["lara_gate_verdict"] = str(gate.get("verdict"))
     with duckdb.connect() as con:
         con.execute(f"attach {_literal(str(warehouse))} as warehouse (read_only)")
         marts = public_marts(con, "warehouse")
@@ -140,7 +172,7 @@ def export_marts(warehouse: Path, out_dir: Path) -> list[Path]:
         for mart in marts:
             path = out_dir / mart / f"{mart}.parquet"
             source = f"warehouse.{MARTS_SCHEMA}.{_quote(mart)}"
-            _write_parquet(con, source, path)
+            _write_parquet(con, source, path, metadata)
             rows = con.execute(f"select count(*) from {source}").fetchone()[0]
             written.append(path)
             entries.append(
@@ -172,6 +204,9 @@ def export_marts(warehouse: Path, out_dir: Path) -> list[Path]:
         "warehouse_modified_at": modified.replace(microsecond=0).isoformat(),
         "layout": "<mart>/<mart>.parquet; every table also in " + DUCKDB_EXPORT + " (schema marts)",
         "duckdb": DUCKDB_EXPORT,
+        "published": published,
+        "unpublished_reason": unpublished_reason,
+        "gate": gate,
         "marts": entries,
     }
     index_path = out_dir / INDEX_FILE
@@ -179,6 +214,16 @@ def export_marts(warehouse: Path, out_dir: Path) -> list[Path]:
     partial.write_text(json.dumps(index, indent=2) + "\n")
     os.replace(partial, index_path)
     written.append(index_path)
+    marker = out_dir / UNPUBLISHED_MARKER
+    if published:
+        marker.unlink(missing_ok=True)
+    else:
+        marker.write_text(
+            "NOT PUBLISHED: these exports come from a `lara run` whose data-quality gate "
+            f"failed.\n{unpublished_reason}\nThe published exports are in the folder above; "
+            f'see {INDEX_FILE} ("published": false).\n'
+        )
+        written.append(marker)
     return written
 
 

@@ -45,6 +45,18 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     parser.add_argument(
         "--config", default=None, help="gate configuration (default: gx/lara_gate.yml)"
     )
+    lookups = parser.add_mutually_exclusive_group()
+    lookups.add_argument(
+        "--warehouse",
+        default=None,
+        help="built DuckDB warehouse whose staging rows the lineage lookups also read "
+        "(default: $LARA_DUCKDB_PATH, else warehouse/lara.duckdb, when the file exists)",
+    )
+    lookups.add_argument(
+        "--no-warehouse",
+        action="store_true",
+        help="lineage lookups into the raw files only",
+    )
     parser.add_argument("--no-docs", action="store_true", help="skip the Data Docs HTML")
     parser.add_argument("--quiet", action="store_true", help="print the verdict only")
     return parser
@@ -57,15 +69,29 @@ def _raw_path(args: argparse.Namespace) -> Path:
     return Path(env) if env else default_sample_dir()
 
 
+def _warehouse(args: argparse.Namespace) -> Path | None:
+    if getattr(args, "no_warehouse", False):
+        return None
+    if getattr(args, "warehouse", None):
+        return Path(args.warehouse)
+    from lara.paths import warehouse_path
+
+    default = warehouse_path()
+    return default if default.is_file() else None
+
+
 def _describe(item: dict) -> str:
-    """A failing row as `key|key @ file:line`."""
-    source = item.get("_source", "")
-    key = "|".join(str(v) for k, v in item.items() if k != "_source")
-    return f"{key} @ {source}" if key else str(source)
+    """A failing row as `key|key @ file:line`, control characters escaped."""
+    from lara.gate.safe import printable
+
+    source = printable(item.get("_source", ""))
+    key = "|".join(printable(v) for k, v in item.items() if k != "_source")
+    return f"{key} @ {source}" if key else source
 
 
 def _print_report(result: object, quiet: bool) -> None:
     from lara.gate.runner import GateResult
+    from lara.gate.safe import printable
 
     assert isinstance(result, GateResult)
     if not quiet:
@@ -73,7 +99,7 @@ def _print_report(result: object, quiet: bool) -> None:
             share = row.get("lineage_coverage")
             shown = "n/a" if share is None else f"{share:.1%}"
             print(
-                f"  lineage coverage {row['partition']}: {shown} of "
+                f"  lineage coverage {printable(row['partition'])}: {shown} of "
                 f"{row['asset_actions']:,} asset actions ({row['actions']:,} actions)"
             )
         for check in result.failures:
@@ -81,7 +107,8 @@ def _print_report(result: object, quiet: bool) -> None:
             observed = "" if check.observed_value is None else f" observed {check.observed_value}"
             sample = ", ".join(_describe(item) for item in check.sample[:3])
             print(
-                f"  {check.severity.upper():7} {check.partition} {check.table} {check.name}:"
+                f"  {check.severity.upper():7} {printable(check.partition)} {check.table} "
+                f"{check.name}:"
                 f"{count}{observed}" + (f" e.g. {sample}" if sample else "")
             )
     print(
@@ -107,6 +134,7 @@ def gate_main(args: argparse.Namespace) -> int:
             tables=args.tables,
             data_docs=not args.no_docs,
             log=None if args.quiet else print,
+            warehouse=_warehouse(args),
         )
     except (GateError, FileNotFoundError, ValueError) as error:
         print(f"lara gate: cannot run: {error}", file=sys.stderr)

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from lara.gate.safe import run_name
 from lara.paths import project_dir
 
 URL = r"""https?://[^"'\s>]*"""
@@ -83,6 +84,13 @@ def offline_html(text: str, logo: str, assets: str) -> str:
     return text
 
 
+def _partition_cell(partition: str) -> str:
+    """The partition as text; a folder that is not a day also gets its Data Docs run name."""
+    token = run_name(partition)
+    shown = html.escape(partition)
+    return shown if token == partition else f"{shown}<br><small>run {html.escape(token)}</small>"
+
+
 def _summary_html(checks: Iterable[Any], verdict: str) -> str:
     failed = [c for c in checks if not c.success]
     rows = []
@@ -94,8 +102,8 @@ def _summary_html(checks: Iterable[Any], verdict: str) -> str:
         observed = "" if c.observed_value is None else html.escape(str(c.observed_value))
         rows.append(
             "<tr>"
-            f"<td>{html.escape(c.partition)}</td><td>{html.escape(c.table)}</td>"
-            f"<td><code>{html.escape(c.name)}</code></td><td>{c.severity}</td>"
+            f"<td>{_partition_cell(c.partition)}</td><td>{html.escape(c.table)}</td>"
+            f"<td><code>{html.escape(c.name)}</code></td><td>{html.escape(c.severity)}</td>"
             f"<td>{count}</td><td>{observed}</td><td class='sample'>{sample}</td>"
             "</tr>"
         )
@@ -109,7 +117,8 @@ def _summary_html(checks: Iterable[Any], verdict: str) -> str:
         table = "<p>Every check passed.</p>"
     return (
         "<div class='lara-gate-summary card'><div class='card-header'>"
-        f"<strong>LARA data-quality gate: <span class='verdict-{verdict}'>{verdict}</span>"
+        f"<strong>LARA data-quality gate: <span class='verdict-{html.escape(verdict)}'>"
+        f"{html.escape(verdict)}</span>"
         f"</strong> ({len(failed)} failed check(s); full list in gate_results.json and "
         "failing_ids.csv next to this folder)</div>"
         f"<div class='card-body'>{table}</div></div>"

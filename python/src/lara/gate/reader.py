@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,6 +98,22 @@ LINEAGE_COLUMNS = (
     LINEAGE_PLACEMENT_RESOLVABLE,
     LINEAGE_COVERAGE,
 )
+LINEAGE_PROMPT_KNOWN = "_lineage_prompt_known"  # on retrievals: prompt_id names a prompt
+
+# The built warehouse's clean rows the lineage lookups also read (retention may
+# have removed old raw files that the warehouse still holds).
+WAREHOUSE_ALIAS = "lara_warehouse"
+WAREHOUSE_LOOKUPS = {
+    "prompts": "select prompt_id from {db}.staging.stg_lara__prompts",
+    "retrievals": (
+        "select retrieval_id, cast(returned_asset_ids as varchar[]) as returned "
+        "from {db}.staging.stg_lara__retrievals"
+    ),
+    "placements": (
+        "select consumed_asset_id as asset_id, document_id, acted_at "
+        "from {db}.staging.stg_lara__actions where action_type = 'place'"
+    ),
+}
 
 
 def value_column(column: str) -> str:
@@ -290,6 +307,8 @@ def batch_columns(table: Table) -> list[str]:
         columns.append(CONFLICTING_KEY)
     if table.name == "actions":
         columns += list(LINEAGE_COLUMNS)
+    if table.name == "retrievals":
+        columns.append(LINEAGE_PROMPT_KNOWN)
     return columns
 
 
@@ -304,7 +323,12 @@ class LoadReport:
 
 
 class RawStore:
-    """A temporary DuckDB database holding the raw rows of every contract table."""
+    """A temporary DuckDB database holding the raw rows of every contract table.
+
+    `warehouse`: a built DuckDB warehouse whose clean staging rows the lineage
+    lookups read as well (attached read-only; skipped, with a note in
+    `warehouse_note`, when it cannot be opened, e.g. while a build writes it).
+    """
 
     def __init__(
         self,
@@ -312,12 +336,18 @@ class RawStore:
         tables: dict[str, Table],
         config: GateConfig,
         workdir: Path | None = None,
+        warehouse: Path | None = None,
     ) -> None:
         self.discovery = discovery
         self.tables = tables
         self.config = config
+        self.warehouse = warehouse
+        self.warehouse_lookups: list[str] = []
+        self.warehouse_note: str | None = None
         self._tmp = tempfile.TemporaryDirectory(prefix="lara_gate_", dir=workdir)
         tmp = Path(self._tmp.name)
+        self._links = tmp / "files"
+        self._links.mkdir()
         self.con = duckdb.connect(str(tmp / "gate.duckdb"))
         self.con.execute("set TimeZone = 'UTC'")
         self.con.execute(f"set memory_limit = {lit(config.memory_limit)}")
@@ -349,8 +379,40 @@ class RawStore:
             self._create_batch_view(table)
         for table in self.tables.values():
             self._create_duplicates(table)
+        warehouse = self._warehouse_lookups()
+        if "retrievals" in self.tables:
+            self._create_prompt_lineage(warehouse)
         if "actions" in self.tables:
-            self._create_lineage()
+            self._create_lineage(warehouse)
+
+    def _warehouse_lookups(self) -> dict[str, str]:
+        """SQL of the lookups the warehouse can serve ({} without a usable warehouse)."""
+        if self.warehouse is None:
+            return {}
+        if not Path(self.warehouse).is_file():
+            self.warehouse_note = f"no warehouse at {self.warehouse}: raw files only"
+            return {}
+        try:
+            self.con.execute(f"attach {lit(str(self.warehouse))} as {WAREHOUSE_ALIAS} (read_only)")
+        except duckdb.Error as error:
+            first = str(error).splitlines()[0][:300]
+            self.warehouse_note = f"cannot open {self.warehouse} ({first}): raw files only"
+            return {}
+        usable, missing = {}, []
+        for name, template in WAREHOUSE_LOOKUPS.items():
+            sql = template.format(db=WAREHOUSE_ALIAS)
+            try:
+                self.con.execute(f"describe {sql}")
+            except duckdb.Error:
+                missing.append(name)
+                continue
+            usable[name] = sql
+        if missing:
+            self.warehouse_note = (
+                f"{self.warehouse} has no staging rows for {', '.join(missing)} (not built?)"
+            )
+        self.warehouse_lookups = sorted(usable)
+        return usable
 
     def _create_raw_table(self, table: Table) -> None:
         columns = ", ".join(f"{ident(c.name)} varchar" for c in table.columns)
@@ -368,6 +430,26 @@ class RawStore:
         partition_error = None if raw_file.day is not None else f"dt={raw_file.partition}"
         return file_id, lit(partition_error)
 
+    def _readable_path(self, raw_file: RawFile) -> Path:
+        """The file under a safe name: DuckDB treats `*`, `?` and `[...]` in a path as a glob,
+        so a hostile file name could read other files (or none). A symbolic link named
+        by the file's id (a copy where links are not possible) is read instead; the
+        rows keep the real name in `_source`."""
+        file_id = self._file_ids.setdefault(raw_file.relative, len(self._file_ids) + 1)
+        name = raw_file.path.name
+        suffix = (
+            ".parquet"
+            if raw_file.fmt == "parquet"
+            else (".jsonl.gz" if name.endswith(".gz") else ".jsonl")
+        )
+        link = self._links / f"{file_id}{suffix}"
+        if not link.exists():
+            try:
+                link.symlink_to(raw_file.path.resolve())
+            except OSError:
+                shutil.copyfile(raw_file.path, link)
+        return link
+
     def _load_file(self, table: Table, raw_file: RawFile, report: LoadReport) -> None:
         report.files += 1
         try:
@@ -382,7 +464,9 @@ class RawStore:
 
     def _insert_unreadable(self, table: Table, raw_file: RawFile, error: Exception) -> None:
         file_id, partition_error = self._file_constants(raw_file)
-        message = f"cannot read {raw_file.fmt} file: {str(error).splitlines()[0][:300]}"
+        # DuckDB names the link it read: name the file as delivered instead.
+        text = str(error).replace(str(self._readable_path(raw_file)), raw_file.relative)
+        message = f"cannot read {raw_file.fmt} file: {text.splitlines()[0][:300]}"
         nulls = ", ".join("null" for _ in table.columns)
         self.con.execute(
             f"insert into {ident('raw_' + table.name)} values ("
@@ -392,7 +476,7 @@ class RawStore:
         )
 
     def _parquet_insert(self, table: Table, raw_file: RawFile) -> str:
-        path = lit(str(raw_file.path))
+        path = lit(str(self._readable_path(raw_file)))
         schema = dict(
             self.con.execute(
                 f"select column_name, column_type from "
@@ -428,7 +512,7 @@ class RawStore:
         )
 
     def _json_insert(self, table: Table, raw_file: RawFile) -> str:
-        path = lit(str(raw_file.path))
+        path = lit(str(self._readable_path(raw_file)))
         file_id, partition_error = self._file_constants(raw_file)
         selects = []
         for column in table.columns:
@@ -583,18 +667,64 @@ class RawStore:
             f"or {CONFLICTING_KEY} is not null"
         )
 
-    def _create_lineage(self) -> None:
-        """Lineage lookups of every action into every partition of retrievals / actions."""
+    def _create_prompt_lineage(self, warehouse: dict[str, str]) -> None:
+        """Does each retrieval's prompt_id name a prompt (any partition, or the warehouse)?"""
+        sources = []
+        if "prompts" in self.tables:
+            sources.append(
+                "select prompt_id from batch_prompts "
+                "where _is_parseable and nullif(trim(prompt_id), '') is not null"
+            )
+        if "prompts" in warehouse:
+            sources.append(warehouse["prompts"])
+        if not sources:
+            sources.append("select cast(null as varchar) as prompt_id where false")
+        self.con.execute(
+            "create or replace table lookup_prompts as select distinct prompt_id from ("
+            + " union all ".join(sources)
+            + ")"
+        )
+        self.con.execute(
+            f"""
+            create or replace table lineage_retrievals as
+            select
+                batch_retrievals._file_id,
+                batch_retrievals._source_line,
+                case when nullif(trim(batch_retrievals.prompt_id), '') is not null
+                    then lookup_prompts.prompt_id is not null end as {LINEAGE_PROMPT_KNOWN}
+            from batch_retrievals
+            left join lookup_prompts
+                on lookup_prompts.prompt_id = batch_retrievals.prompt_id
+            where batch_retrievals._row_is_valid
+            """
+        )
+
+    def _create_lineage(self, warehouse: dict[str, str]) -> None:
+        """Lineage lookups of every action into every partition of retrievals / actions.
+
+        The lookups read every raw partition and, when given, the warehouse's
+        clean staging rows: a row is checked against everything known, not
+        against its own day.
+        """
+        sources = []
         if "retrievals" in self.tables:
-            retrievals = (
+            sources.append(
                 "select retrieval_id, "
                 + _parsed_list("returned_asset_ids")
                 + " as returned from batch_retrievals "
                 "where _is_parseable and nullif(trim(retrieval_id), '') is not null"
             )
-        else:
-            retrievals = "select cast(null as varchar) as retrieval_id, [] as returned where false"
-        self.con.execute(f"create or replace table lookup_retrievals as {retrievals}")
+        if "retrievals" in warehouse:
+            sources.append(warehouse["retrievals"])
+        if not sources:
+            sources.append(
+                "select cast(null as varchar) as retrieval_id, cast([] as varchar[]) as returned "
+                "where false"
+            )
+        self.con.execute(
+            "create or replace table lookup_retrievals as " + " union all ".join(sources)
+        )
+        placements = f" union all {warehouse['placements']}" if "placements" in warehouse else ""
         self.con.execute(
             f"""
             create or replace table lineage_actions as
@@ -627,8 +757,11 @@ class RawStore:
             ),
             placements as (
                 select asset_id, document_id, min(acted_at) as first_placed_at
-                from actions
-                where action_type = 'place' and asset_id is not null
+                from (
+                    select asset_id, document_id, acted_at from actions
+                    where action_type = 'place'{placements}
+                )
+                where asset_id is not null
                     and document_id is not null and acted_at is not null
                 group by asset_id, document_id
             )
@@ -675,6 +808,8 @@ class RawStore:
         joins = f" left join {ident('dups_' + table.name)} using (_file_id, _source_line)"
         if table.name == "actions":
             joins += " left join lineage_actions using (_file_id, _source_line)"
+        if table.name == "retrievals":
+            joins += " left join lineage_retrievals using (_file_id, _source_line)"
         select = ", ".join(ident(c) for c in columns)
         return self.con.execute(
             f"select {select} from {ident('batch_' + table.name)}{joins} "

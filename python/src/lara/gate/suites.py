@@ -142,6 +142,15 @@ class _SuiteBuilder:
             )
         if table.name == "actions":
             self._lineage()
+        if table.name == "retrievals":
+            self.add(
+                "lineage_prompt_known",
+                None,
+                gxe.ExpectColumnValuesToBeInSet,
+                "prompt_id names a prompt of any partition (or of the warehouse)",
+                column=reader.LINEAGE_PROMPT_KNOWN,
+                value_set=[True],
+            )
         return self.expectations
 
     def _column(self, column: Column) -> None:
@@ -229,7 +238,7 @@ class _SuiteBuilder:
             "lineage_source_known",
             None,
             gxe.ExpectColumnValuesToBeInSet,
-            "source_retrieval_id names a retrieval of any partition",
+            "source_retrieval_id names a retrieval of any partition (or of the warehouse)",
             column=reader.LINEAGE_SOURCE_KNOWN,
             value_set=[True],
         )
