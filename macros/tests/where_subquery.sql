@@ -2,9 +2,9 @@
     Data tests sized to the run. dbt wraps the model a generic test reads in
     get_where_subquery (the `where` config); this override adds, on
     incremental runs, a filter to the rows the run wrote: for a test on an
-    incremental model of this project, only rows whose `_lara_loaded_at`
-    (config lara_loaded_at_column) is the model's newest (the rows this run
-    recomputed or loaded). Everything
+    incremental model of this project (or a staging view over one), only rows
+    whose `_lara_loaded_at` (config lara_loaded_at_column) is the model's
+    newest (the rows this run recomputed or loaded). Everything
     is checked instead on a full refresh, with var `lara_full_test: true`
     (`lara run --full-test`, the weekly full test run), and for a test whose
     config sets `lara_test_scope: table` (tests whose meaning needs the whole
@@ -36,10 +36,12 @@
     {%- set attached = model.get('attached_node') -%}
     {%- if not attached or attached not in graph.nodes -%}{{ return('') }}{%- endif -%}
     {%- set node = graph.nodes[attached] -%}
-    {%- if node.config.materialized != 'incremental' -%}{{ return('') }}{%- endif -%}
-    {#- The column that says which run wrote a row (model config
-        lara_loaded_at_column, default _lara_loaded_at). -#}
-    {%- set column = node.config.get('lara_loaded_at_column') or '_lara_loaded_at' -%}
+    {#- The column that says which run wrote a row: model config
+        lara_loaded_at_column (the staging views, the load log), else
+        _lara_loaded_at on incremental models. -#}
+    {%- set column = node.config.get('lara_loaded_at_column') -%}
+    {%- if not column and node.config.materialized == 'incremental' -%}{%- set column = '_lara_loaded_at' -%}{%- endif -%}
+    {%- if not column -%}{{ return('') }}{%- endif -%}
     {{ return(column ~ ' >= (select max(' ~ column ~ ') from ' ~ relation ~ ')') }}
 {% endmacro %}
 

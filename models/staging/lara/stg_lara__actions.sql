@@ -22,7 +22,9 @@ renamed as (
         action_type,
         -- timestamps
         ts as acted_at,
-        _partition_date as partition_date
+        _partition_date as partition_date,
+        -- bookkeeping
+        _lara_loaded_at
     from base
 
 )

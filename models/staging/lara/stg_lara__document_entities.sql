@@ -15,7 +15,9 @@ renamed as (
         -- strings
         entity,
         -- timestamps
-        _partition_date as partition_date
+        _partition_date as partition_date,
+        -- bookkeeping
+        _lara_loaded_at
     from base
 
 )

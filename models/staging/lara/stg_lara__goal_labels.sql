@@ -18,7 +18,9 @@ renamed as (
         goal_achieved,
         -- timestamps
         judged_at,
-        _partition_date as partition_date
+        _partition_date as partition_date,
+        -- bookkeeping
+        _lara_loaded_at
     from base
 
 )

@@ -20,7 +20,9 @@ renamed as (
         stratum_sample_size,
         -- timestamps
         sampled_at,
-        _partition_date as partition_date
+        _partition_date as partition_date,
+        -- bookkeeping
+        _lara_loaded_at
     from base
 
 )

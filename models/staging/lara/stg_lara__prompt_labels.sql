@@ -20,7 +20,9 @@ renamed as (
         has_retrieval_intent,
         -- timestamps
         judged_at,
-        _partition_date as partition_date
+        _partition_date as partition_date,
+        -- bookkeeping
+        _lara_loaded_at
     from base
 
 )

@@ -22,7 +22,9 @@ renamed as (
         coalesce(is_synthetic, false) as is_synthetic,
         -- timestamps
         ts as prompted_at,
-        _partition_date as partition_date
+        _partition_date as partition_date,
+        -- bookkeeping
+        _lara_loaded_at
     from base
 
 )

@@ -19,7 +19,9 @@ renamed as (
         grade,
         -- timestamps
         judged_at,
-        _partition_date as partition_date
+        _partition_date as partition_date,
+        -- bookkeeping
+        _lara_loaded_at
     from base
 
 )

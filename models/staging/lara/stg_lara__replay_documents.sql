@@ -30,7 +30,9 @@ renamed as (
         -- booleans
         is_relevant,
         -- timestamps
-        _partition_date as partition_date
+        _partition_date as partition_date,
+        -- bookkeeping
+        _lara_loaded_at
     from base
 
 )

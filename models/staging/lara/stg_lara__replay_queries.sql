@@ -17,7 +17,9 @@ renamed as (
         -- numerics
         step_index,
         -- timestamps
-        _partition_date as partition_date
+        _partition_date as partition_date,
+        -- bookkeeping
+        _lara_loaded_at
     from base
 
 )

@@ -24,7 +24,9 @@ renamed as (
         {{ lara_list_length('returned_asset_ids') }} as returned_count,
         -- timestamps
         ts as retrieved_at,
-        _partition_date as partition_date
+        _partition_date as partition_date,
+        -- bookkeeping
+        _lara_loaded_at
     from base
 
 )

@@ -18,7 +18,9 @@ renamed as (
         latency_ms,
         tokens,
         -- timestamps
-        _partition_date as partition_date
+        _partition_date as partition_date,
+        -- bookkeeping
+        _lara_loaded_at
     from base
 
 )
