@@ -893,3 +893,57 @@ def test_label_sample_on_the_built_warehouse(built, openinference_exports, tmp_p
     assert list(r1["asset_id"]) == ["a1", "a2"]
     estimate = weighted_mean([1.0, 0.5, 0.0], design["inclusion_probability"].tolist())
     assert estimate.estimate == pytest.approx(0.5) and estimate.variance == 0
+
+
+# --- timestamps of any precision ---------------------------------------------------------
+
+NANOS = T0 + 123_456_789  # 2026-08-03T10:00:00.123456789Z
+
+
+def _precise_spans():
+    e = Emitter()
+    root, _ = e.span(
+        "designer_agent",
+        NANOS,
+        attributes={KIND: AGENT, SpanAttributes.INPUT_VALUE: "q", SpanAttributes.SESSION_ID: "s"},
+    )
+    retrieval, _ = e.span(
+        "template_search",
+        NANOS + 200,  # 200 ns later: the same microsecond
+        parent=root,
+        attributes={KIND: RETRIEVER, LARA_RETRIEVAL_ROLE: "find", **_documents([("a1", 0.9)])},
+    )
+    retrieval.end(NANOS + 2 * SECOND)
+    root.end(NANOS + 3 * SECOND)
+    return list(e.finished())
+
+
+def test_timestamps_of_any_precision_are_truncated_to_microseconds(tmp_path):
+    """Nanosecond OTLP (the SDK's unit), nanosecond Parquet, ISO strings with nine fraction
+    digits and epoch milliseconds in JSON Lines: written as microseconds, never refused."""
+    spans = _precise_spans()
+    write_otlp_json(spans, tmp_path / "otlp.json")
+    frame = phoenix_dataframe(spans).reset_index(drop=True)
+    assert str(frame["start_time"].dtype) == "datetime64[ns, UTC]"
+    frame.to_parquet(tmp_path / "ns.parquet")
+    iso = frame.assign(
+        start_time=[f"2026-08-03T10:00:00.{123456789 + i * 200:09d}Z" for i in (0, 1)]
+    )
+    iso.drop(columns=["end_time"]).to_json(tmp_path / "iso.jsonl", orient="records", lines=True)
+    millis = frame.assign(start_time=[1_785_751_200_123, 1_785_751_200_123])
+    millis.drop(columns=["end_time"]).to_json(tmp_path / "ms.jsonl", orient="records", lines=True)
+    expected = {
+        "otlp.json": pd.Timestamp("2026-08-03T10:00:00.123456Z"),
+        "ns.parquet": pd.Timestamp("2026-08-03T10:00:00.123456Z"),
+        "iso.jsonl": pd.Timestamp("2026-08-03T10:00:00.123456Z"),
+        "ms.jsonl": pd.Timestamp("2026-08-03T10:00:00.123Z"),
+    }
+    for name, stamp in expected.items():
+        out = tmp_path / f"out_{name}"
+        ingest_openinference(tmp_path / name, out)
+        prompts = _read_table(out, "prompts")
+        retrievals = _read_table(out, "retrievals")
+        assert prompts["ts"].tolist() == [stamp], name
+        assert retrievals["ts"].tolist() == [stamp], name
+        schema = pq.read_schema(next((out / "prompts").glob("dt=*/*.parquet")))
+        assert str(schema.field("ts").type) == "timestamp[us, tz=UTC]"

@@ -42,6 +42,8 @@ class IngestConfig:
         (0.5, 1.5, 2.5) keeps a 0..3 score; (0.25, 0.5, 0.75) maps [0, 1] onto 0..3).
     evaluation_names: only evaluations with these names (empty = all).
     action_span_kinds: OpenInference span kinds scanned for asset references.
+    indexing_span_kinds: OpenInference span kinds of index building: a trace made only of
+        these (LlamaIndex embedding documents at start-up) is no request and makes no prompt.
     tool_operations: GenAI `gen_ai.operation.name` values scanned for asset references.
     reference_attributes: attributes scanned for returned asset ids (None = the adapter's).
     action_type_map / default_action_type: the agent action's `action_type` by tool name
@@ -75,6 +77,7 @@ class IngestConfig:
     score_thresholds: tuple[float, ...] = (0.5,)
     evaluation_names: tuple[str, ...] = ()
     action_span_kinds: tuple[str, ...] = ("TOOL", "AGENT")
+    indexing_span_kinds: tuple[str, ...] = ("EMBEDDING",)
     tool_operations: tuple[str, ...] = ("execute_tool",)
     reference_attributes: tuple[str, ...] | None = None
     action_type_map: dict[str, str] = field(default_factory=dict)
@@ -91,6 +94,7 @@ class IngestConfig:
         self.score_thresholds = tuple(sorted(float(t) for t in self.score_thresholds))
         self.evaluation_names = tuple(self.evaluation_names)
         self.action_span_kinds = tuple(k.upper() for k in self.action_span_kinds)
+        self.indexing_span_kinds = tuple(k.upper() for k in self.indexing_span_kinds)
         self.tool_operations = tuple(self.tool_operations)
         if self.reference_attributes is not None:
             self.reference_attributes = tuple(self.reference_attributes)

@@ -48,6 +48,7 @@ from lara.ingest.tables import (
     IngestReport,
     documents_frame,
     empty_frame,
+    has_ancestor,
     references_frame,
     tool_tokens,
 )
@@ -109,6 +110,10 @@ def extract_openinference(
     is_action = (
         kind.isin(list(config.action_span_kinds)).fillna(False).to_numpy(dtype=bool) & ~is_retrieval
     )
+    # A retriever span inside another one (LlamaIndex's `retrieve` wraps `_retrieve`) is
+    # part of it: the outermost is the retrieval.
+    nested = has_ancestor(frame, is_retrieval) & is_retrieval
+    is_retrieval = is_retrieval & ~nested
     retrieval_rows = rows[is_retrieval]
     retrievals = pd.DataFrame(
         {
@@ -139,8 +144,16 @@ def extract_openinference(
         arguments=TOOL_ARGUMENT_ATTRIBUTES,
     )
     lookup.close()
+    # A trace made only of index-building spans (embedding documents at start-up) is no
+    # request: it makes no prompt.
+    indexing = kind.isin(list(config.indexing_span_kinds)).fillna(False)
+    only_indexing = indexing.groupby(frame["trace_id"].to_numpy()).transform("all").to_numpy()
     return Extracted(
-        spans=facts,
+        diagnostics={
+            "nested_retrieval_spans_merged": int(nested.sum()),
+            "indexing_traces_skipped": int(frame["trace_id"][only_indexing].nunique()),
+        },
+        spans=facts[~only_indexing].reset_index(drop=True),
         retrievals=retrievals,
         documents=documents,
         references=references,

@@ -125,6 +125,14 @@ def normalize_ids(values: pd.Series) -> pd.Series:
     return pd.Series(ids.to_pylist(), index=values.index, dtype=object)
 
 
+def micros_to_utc(values: pd.Series) -> pd.Series:
+    """Integer microseconds since the epoch (nullable) as UTC timestamps, exactly (no float)."""
+    whole = pd.Series(values, dtype="Int64")
+    raw = whole.to_numpy(dtype="int64", na_value=np.iinfo(np.int64).min)  # that value is NaT
+    stamps = pd.Series(raw.astype("datetime64[us]"), index=whole.index)
+    return stamps.dt.tz_localize("UTC")
+
+
 def utc_microseconds(values: Any) -> pd.Series:
     """Timestamps of any precision as UTC, truncated to microseconds (the contract's unit).
 
@@ -157,7 +165,7 @@ def utc_microseconds(values: Any) -> pd.Series:
                 default=1e-3,
             )
             micros = np.floor(numbers.astype("Float64") * factor).astype("Int64").where(is_number)
-    from_numbers = pd.to_datetime(micros.astype("Int64"), unit="us", utc=True)
+    from_numbers = micros_to_utc(micros)
     text = series.where(~is_number).astype(object)
     text = text.where(text.notna(), None)
     from_text = pd.to_datetime(text, utc=True, errors="coerce", format="mixed")
@@ -574,7 +582,7 @@ def _otlp_batch(con: duckdb.DuckDBPyConnection) -> _Batch:
         "select row, trace_id, span_id, parent_id, name, span_kind, start_us "
         "from otlp_spans order by row"
     ).df()
-    frame["start_time"] = pd.to_datetime(frame.pop("start_us").astype("Int64"), unit="us", utc=True)
+    frame["start_time"] = micros_to_utc(frame.pop("start_us"))
     table = f"batch_attrs_{next(_batch_ids)}"
     con.execute(f"create temp table {table} as {_OTLP_ATTRIBUTES_SQL}")
     structured = con.execute(
@@ -595,7 +603,7 @@ def _otlp_batch(con: duckdb.DuckDBPyConnection) -> _Batch:
     attributes = table
     events = con.execute(_OTLP_EVENTS_SQL).df()
     events = events[events["vtype"] != "structured"]
-    events["time"] = pd.to_datetime(events["time"].astype("Int64"), unit="us", utc=True)
+    events["time"] = micros_to_utc(events["time"])
     return _Batch(frame, attributes, events[EVENT_COLUMNS].reset_index(drop=True))
 
 

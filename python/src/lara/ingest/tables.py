@@ -50,7 +50,7 @@ SPAN_FACT_COLUMNS = [
 RETRIEVAL_COLUMNS = ["span_id", "query_text", "role"]
 DOCUMENT_COLUMNS = ["span_id", "position", "asset_id", "id_key"]
 REFERENCE_COLUMNS = ["span_id", "tool_name", "action_type", "document_id"]
-TOKEN_COLUMNS = ["span_id", "token"]
+TOKEN_COLUMNS = ["span_id", "token", "keyed"]
 EVALUATION_COLUMNS = [
     "span_id",
     "document_position",
@@ -164,6 +164,24 @@ def documents_frame(
     return out.sort_values(["span_id", "position"]).reset_index(drop=True)
 
 
+def has_ancestor(frame: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
+    """For each span of `frame`, whether an ancestor present in the export is flagged in
+    `mask` (parents followed level by level, at most MAX_SPAN_DEPTH levels)."""
+    ids = frame["span_id"].to_numpy(dtype=object)
+    parent = pd.Series(frame["parent_id"].to_numpy(dtype=object), index=ids)
+    flagged = pd.Series(np.asarray(mask, dtype=bool), index=ids)
+    current = parent.copy()
+    found = np.zeros(len(ids), dtype=bool)
+    for _ in range(MAX_SPAN_DEPTH):  # bounded: a malformed export may hold a parent cycle
+        known = current.notna() & current.isin(flagged.index)
+        if not known.any():
+            break
+        hit = flagged.reindex(current.where(known)).fillna(False).to_numpy(dtype=bool)
+        found |= hit & known.to_numpy()
+        current = pd.Series(parent.reindex(current.where(known)).to_numpy(), index=ids)
+    return found
+
+
 def references_frame(
     frame: pd.DataFrame,
     rows: pd.Index,
@@ -202,7 +220,8 @@ def tool_tokens(
     """TOKEN_COLUMNS: what each tool span at `rows` may name.
 
     With `config.tool_asset_keys`: the values of those keys in the tool's arguments (a
-    list value gives each item) and `lara.asset.id`, whole. Otherwise every string leaf
+    list value gives each item; an argument attribute that is not JSON counts whole, the
+    input of a one-argument tool) and `lara.asset.id`, whole. Otherwise every string leaf
     and integer of the `scanned` attributes, whole and split (see `reference_tokens`).
     """
     from lara.ingest.attributes import LARA_ASSET_ID
@@ -212,13 +231,23 @@ def tool_tokens(
         names = tuple(f"{a}.{k}" for a in arguments for k in config.tool_asset_keys)
         names += config.with_metadata(LARA_ASSET_ID)
         values = _all_values(lookup, names, rows)
-        tokens = exact_tokens(con, values)
+        # A tool of one argument may log its input as the bare value (LangChain does):
+        # such an input, when not a JSON object or list, is taken whole.
+        bare = _all_values(lookup, arguments, rows)
+        text = bare["value"].astype("string").str.lstrip()
+        bare = bare[(bare["vtype"] == "string") & ~text.str[:1].isin(["{", "["]).fillna(False)]
+        keyed = exact_tokens(con, values).assign(keyed=True)
+        whole = exact_tokens(con, bare).assign(keyed=False)
+        tokens = pd.concat([keyed, whole], ignore_index=True).drop_duplicates(
+            ["entity", "token"], keep="first"
+        )
     else:
-        tokens = reference_tokens(con, _all_values(lookup, scanned, rows))
+        tokens = reference_tokens(con, _all_values(lookup, scanned, rows)).assign(keyed=False)
     return pd.DataFrame(
         {
             "span_id": span_ids.reindex(tokens["entity"]).to_numpy(),
             "token": tokens["token"].to_numpy(),
+            "keyed": tokens["keyed"].to_numpy(dtype=bool),
         },
         columns=TOKEN_COLUMNS,
     )
@@ -422,7 +451,9 @@ def build_actions(
     calls["session_guid"] = calls["session_id"].fillna(calls["session_guid"])
     calls = calls.drop(columns=["session_id"])
     tokens = tokens[tokens["span_id"].isin(set(calls["span_id"]))]
-    tokens = tokens.rename(columns={"token": "asset_id"}).dropna().drop_duplicates()
+    keyed = tokens[tokens["keyed"]].rename(columns={"token": "asset_id"})
+    tokens = tokens.rename(columns={"token": "asset_id"})[["span_id", "asset_id"]]
+    tokens = tokens.dropna().drop_duplicates()
     scope = "prompt_id" if config.lineage_scope == "prompt" else "session_guid"
     candidates = tokens.merge(
         calls[["span_id", "start_time", scope]], on="span_id", how="inner"
@@ -467,10 +498,10 @@ def build_actions(
         "tool_spans_with_asset": int(actions["span_id"].nunique()),
     }
     if config.tool_asset_keys:
-        # Named in the arguments, but returned by no earlier retrieval of the scope.
-        matched = set(zip(actions["span_id"], actions["asset_id"], strict=True))
-        named = list(zip(tokens["span_id"], tokens["asset_id"], strict=True))
-        diagnostics["tool_assets_not_returned"] = sum(1 for pair in named if pair not in matched)
+        # Named by a key of the arguments, but returned by no earlier retrieval of the scope.
+        matched = actions[["span_id", "asset_id"]].assign(matched=True)
+        named = keyed[["span_id", "asset_id"]].merge(matched, how="left")
+        diagnostics["tool_assets_not_returned"] = int(named["matched"].isna().sum())
     return out, diagnostics
 
 
