@@ -618,3 +618,26 @@ def test_exports_of_a_trace_only_warehouse(trace_only_run):
         project / "exports" / "agg_unattributed_outcomes" / "agg_unattributed_outcomes.parquet"
     )
     assert outcomes["outcome_count"].fillna(0).sum() == 0
+
+
+def test_reports_on_marts_with_labels_but_no_outcomes_or_replays(built, tmp_path):
+    """The statistics and exports `lara run` writes after the build, on traces: labelled
+    retrievals and agent use, but no outcome event and no replay experiment."""
+    from lara.bridge import run_bridge_statistics
+    from lara.export import export_marts
+    from lara.production_bridge import run_production_bridge_statistics
+
+    warehouse = tmp_path / "lara.duckdb"
+    shutil.copy(built[0], warehouse)
+    bridge = run_bridge_statistics(warehouse, resamples=20, seed=0, plot_dir=tmp_path)
+    assert bridge["status"] == "no_replay_data" and bridge["plot"] is None
+    production = run_production_bridge_statistics(warehouse, resamples=20, seed=0)
+    rows = {
+        row["outcome_kind"]: row for row in production["rows"] if row["retrieval_role"] == "all"
+    }
+    # One labelled retrieval, used by the agent; no outcome event at all.
+    assert rows["use"]["retrieval_count"] == 1 and rows["use"]["positive_count"] == 1
+    assert rows["outcome"]["positive_count"] == 0
+    assert rows["outcome"]["spearman_rho"] is None
+    exported = export_marts(warehouse, tmp_path / "exports")
+    assert (tmp_path / "exports" / "_index.json").exists() and exported
