@@ -947,3 +947,15 @@ def test_timestamps_of_any_precision_are_truncated_to_microseconds(tmp_path):
         assert retrievals["ts"].tolist() == [stamp], name
         schema = pq.read_schema(next((out / "prompts").glob("dt=*/*.parquet")))
         assert str(schema.field("ts").type) == "timestamp[us, tz=UTC]"
+
+
+def test_bench_spans_flattens_what_it_built():
+    """The speed measurement (`lara.ingest.bench_spans`) runs the real reading and extraction
+    on its synthetic spans: five a trace, one retriever with five documents, one tool call."""
+    from lara.ingest import bench_spans
+
+    result = bench_spans(500)
+    assert result["n_spans"] == 500
+    assert (result["retrieval_spans"], result["documents"]) == (100, 500)
+    assert result["tool_spans"] == 200  # the tool span and the agent span of each trace
+    assert result["spans_per_second"] > 0 and result["cpu_seconds"] >= 0
