@@ -959,3 +959,93 @@ def test_bench_spans_flattens_what_it_built():
     assert (result["retrieval_spans"], result["documents"]) == (100, 500)
     assert result["tool_spans"] == 200  # the tool span and the agent span of each trace
     assert result["spans_per_second"] > 0 and result["cpu_seconds"] >= 0
+
+
+def test_structured_otlp_values_are_flattened(tmp_path):
+    """OTLP `kvlistValue` / `arrayValue` attributes (the GenAI conventions' structured
+    form, not JSON text): messages, documents and tool arguments are read all the same."""
+
+    def text(value):
+        return {"stringValue": value}
+
+    def kvlist(**items):
+        return {"kvlistValue": {"values": [{"key": k, "value": v} for k, v in items.items()]}}
+
+    def array(*items):
+        return {"arrayValue": {"values": list(items)}}
+
+    def span(span_id, name, start, parent="", **attributes):
+        return {
+            "traceId": "0af7651916cd43dd8448eb211c80319c",
+            "spanId": span_id,
+            "parentSpanId": parent,
+            "name": name,
+            "startTimeUnixNano": str(T0 + start * SECOND),
+            "attributes": [
+                {"key": k.replace("__", "."), "value": v} for k, v in attributes.items()
+            ],
+        }
+
+    root = "b7ad6b7169203331"
+    messages = array(
+        kvlist(role=text("system"), parts=array(kvlist(type=text("text"), content=text("brief")))),
+        kvlist(
+            role=text("user"),
+            parts=array(
+                kvlist(type=text("text"), content=text("a poster")),
+                kvlist(type=text("text"), content=text("in red")),
+            ),
+        ),
+    )
+    documents = array(
+        kvlist(id=text("p1"), score={"doubleValue": 0.9}),
+        kvlist(metadata=kvlist(asset_id=text("p2"))),
+    )
+    request = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": []},
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            span(
+                                root,
+                                "invoke_agent designer",
+                                0,
+                                gen_ai__conversation__id=text("conv-9"),
+                                gen_ai__input__messages=messages,
+                            ),
+                            span(
+                                "00f067aa0ba902b7",
+                                "retrieval templates",
+                                1,
+                                root,
+                                gen_ai__retrieval__documents=documents,
+                            ),
+                            span(
+                                "00f067aa0ba902b8",
+                                "execute_tool insert",
+                                2,
+                                root,
+                                gen_ai__tool__call__arguments=kvlist(
+                                    asset=text("p2"), n={"intValue": "3"}
+                                ),
+                            ),
+                        ]
+                    }
+                ],
+            }
+        ]
+    }
+    (tmp_path / "structured.json").write_text(json.dumps(request))
+    report = ingest_otel_genai(tmp_path / "structured.json", tmp_path / "raw")
+    assert report.diagnostics["document_ids_by_key"] == {"id": 1, "metadata.asset_id": 1}
+    prompt = _read_table(tmp_path / "raw", "prompts").iloc[0]
+    assert prompt["prompt_text"] == "a poster\nin red"
+    retrieval = _read_table(tmp_path / "raw", "retrievals").iloc[0]
+    assert list(retrieval["returned_asset_ids"]) == ["p1", "p2"]
+    action = _read_table(tmp_path / "raw", "actions").iloc[0]
+    assert (action["consumed_asset_id"], action["source_retrieval_id"]) == (
+        "p2",
+        "00f067aa0ba902b7",
+    )

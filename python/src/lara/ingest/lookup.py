@@ -176,6 +176,22 @@ class Lookup:
         """The first of `keys` per entity as text, aligned to `index` (entities), null if none."""
         return self.frame({"v": list(keys)}, index)["v"]
 
+    def under(self, names: Sequence[str]) -> pd.DataFrame:
+        """Every value of `names` and of their flattened children (`name.<rest>`, a
+        structured value): (entity, value, vtype)."""
+        self.con.register("under_names", pd.DataFrame({"name": list(names)}, dtype=object))
+        try:
+            return self.con.execute(
+                f"""
+                select distinct t.entity, t.value, t.vtype
+                from {self.name} as t
+                join under_names as n
+                    on t.key = n.name or starts_with(t.key, n.name || '.')
+                """
+            ).df()
+        finally:
+            self.con.unregister("under_names")
+
     def indexed(self, prefix: str, entities: pd.Index | None = None) -> str:
         """Items of a flattened list attribute, `prefix.{i}.{rest}`, as a new temp table of
         `con` with (entity, position, key, value, vtype), `key` = rest; only `entities`

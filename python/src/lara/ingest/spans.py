@@ -43,7 +43,6 @@ holding them, which OpenInference never writes, are converted per value.)
 
 from __future__ import annotations
 
-import base64
 import gzip
 import itertools
 import json
@@ -1069,18 +1068,3 @@ def read_span_documents(texts: Sequence[str]) -> SpanSet:
     result = SpanSet(con, _empty(SPAN_COLUMNS), _empty(EVENT_COLUMNS))
     result.formats[kind] = len(texts)
     return span_set(con, [batch], result)
-
-
-def read_span_table(table: pa.Table | pd.DataFrame) -> SpanSet:
-    """A Phoenix spans dataframe held in memory (Arrow or pandas) as a span set."""
-    if isinstance(table, pd.DataFrame):
-        table = pa.Table.from_pandas(table, preserve_index=False)
-    con = connect()
-    result = SpanSet(con, _empty(SPAN_COLUMNS), _empty(EVENT_COLUMNS))
-    result.formats["phoenix_table"] = 1
-    return span_set(con, [phoenix_batch(con, table)], result)
-
-
-def base64_id(hex_id: str) -> str:
-    """A hex span / trace id as protobuf's JSON mapping writes it (base64 of the bytes)."""
-    return base64.b64encode(bytes.fromhex(hex_id)).decode()

@@ -222,7 +222,8 @@ def tool_tokens(
     With `config.tool_asset_keys`: the values of those keys in the tool's arguments (a
     list value gives each item; an argument attribute that is not JSON counts whole, the
     input of a one-argument tool) and `lara.asset.id`, whole. Otherwise every string leaf
-    and integer of the `scanned` attributes, whole and split (see `reference_tokens`).
+    and integer of the `scanned` attributes (and of their flattened children, for a
+    structured value), whole and split (see `reference_tokens`).
     """
     from lara.ingest.attributes import LARA_ASSET_ID
 
@@ -242,7 +243,10 @@ def tool_tokens(
             ["entity", "token"], keep="first"
         )
     else:
-        tokens = reference_tokens(con, _all_values(lookup, scanned, rows)).assign(keyed=False)
+        # A structured (not JSON-text) argument value arrives flattened: its children count.
+        scanned_values = lookup.under(scanned)
+        scanned_values = scanned_values[scanned_values["entity"].isin(rows)]
+        tokens = reference_tokens(con, scanned_values).assign(keyed=False)
     return pd.DataFrame(
         {
             "span_id": span_ids.reindex(tokens["entity"]).to_numpy(),
