@@ -893,3 +893,159 @@ def test_label_sample_on_the_built_warehouse(built, openinference_exports, tmp_p
     assert list(r1["asset_id"]) == ["a1", "a2"]
     estimate = weighted_mean([1.0, 0.5, 0.0], design["inclusion_probability"].tolist())
     assert estimate.estimate == pytest.approx(0.5) and estimate.variance == 0
+
+
+# --- timestamps of any precision ---------------------------------------------------------
+
+NANOS = T0 + 123_456_789  # 2026-08-03T10:00:00.123456789Z
+
+
+def _precise_spans():
+    e = Emitter()
+    root, _ = e.span(
+        "designer_agent",
+        NANOS,
+        attributes={KIND: AGENT, SpanAttributes.INPUT_VALUE: "q", SpanAttributes.SESSION_ID: "s"},
+    )
+    retrieval, _ = e.span(
+        "template_search",
+        NANOS + 200,  # 200 ns later: the same microsecond
+        parent=root,
+        attributes={KIND: RETRIEVER, LARA_RETRIEVAL_ROLE: "find", **_documents([("a1", 0.9)])},
+    )
+    retrieval.end(NANOS + 2 * SECOND)
+    root.end(NANOS + 3 * SECOND)
+    return list(e.finished())
+
+
+def test_timestamps_of_any_precision_are_truncated_to_microseconds(tmp_path):
+    """Nanosecond OTLP (the SDK's unit), nanosecond Parquet, ISO strings with nine fraction
+    digits and epoch milliseconds in JSON Lines: written as microseconds, never refused."""
+    spans = _precise_spans()
+    write_otlp_json(spans, tmp_path / "otlp.json")
+    frame = phoenix_dataframe(spans).reset_index(drop=True)
+    assert str(frame["start_time"].dtype) == "datetime64[ns, UTC]"
+    frame.to_parquet(tmp_path / "ns.parquet")
+    iso = frame.assign(
+        start_time=[f"2026-08-03T10:00:00.{123456789 + i * 200:09d}Z" for i in (0, 1)]
+    )
+    iso.drop(columns=["end_time"]).to_json(tmp_path / "iso.jsonl", orient="records", lines=True)
+    millis = frame.assign(start_time=[1_785_751_200_123, 1_785_751_200_123])
+    millis.drop(columns=["end_time"]).to_json(tmp_path / "ms.jsonl", orient="records", lines=True)
+    expected = {
+        "otlp.json": pd.Timestamp("2026-08-03T10:00:00.123456Z"),
+        "ns.parquet": pd.Timestamp("2026-08-03T10:00:00.123456Z"),
+        "iso.jsonl": pd.Timestamp("2026-08-03T10:00:00.123456Z"),
+        "ms.jsonl": pd.Timestamp("2026-08-03T10:00:00.123Z"),
+    }
+    for name, stamp in expected.items():
+        out = tmp_path / f"out_{name}"
+        ingest_openinference(tmp_path / name, out)
+        prompts = _read_table(out, "prompts")
+        retrievals = _read_table(out, "retrievals")
+        assert prompts["ts"].tolist() == [stamp], name
+        assert retrievals["ts"].tolist() == [stamp], name
+        schema = pq.read_schema(next((out / "prompts").glob("dt=*/*.parquet")))
+        assert str(schema.field("ts").type) == "timestamp[us, tz=UTC]"
+
+
+def test_bench_spans_flattens_what_it_built():
+    """The speed measurement (`lara.ingest.bench_spans`) runs the real reading and extraction
+    on its synthetic spans: five a trace, one retriever with five documents, one tool call."""
+    from lara.ingest import bench_spans
+
+    result = bench_spans(500)
+    assert result["n_spans"] == 500
+    assert (result["retrieval_spans"], result["documents"]) == (100, 500)
+    assert result["tool_spans"] == 200  # the tool span and the agent span of each trace
+    assert result["spans_per_second"] > 0 and result["cpu_seconds"] >= 0
+
+
+def test_structured_otlp_values_are_flattened(tmp_path):
+    """OTLP `kvlistValue` / `arrayValue` attributes (the GenAI conventions' structured
+    form, not JSON text): messages, documents and tool arguments are read all the same."""
+
+    def text(value):
+        return {"stringValue": value}
+
+    def kvlist(**items):
+        return {"kvlistValue": {"values": [{"key": k, "value": v} for k, v in items.items()]}}
+
+    def array(*items):
+        return {"arrayValue": {"values": list(items)}}
+
+    def span(span_id, name, start, parent="", **attributes):
+        return {
+            "traceId": "0af7651916cd43dd8448eb211c80319c",
+            "spanId": span_id,
+            "parentSpanId": parent,
+            "name": name,
+            "startTimeUnixNano": str(T0 + start * SECOND),
+            "attributes": [
+                {"key": k.replace("__", "."), "value": v} for k, v in attributes.items()
+            ],
+        }
+
+    root = "b7ad6b7169203331"
+    messages = array(
+        kvlist(role=text("system"), parts=array(kvlist(type=text("text"), content=text("brief")))),
+        kvlist(
+            role=text("user"),
+            parts=array(
+                kvlist(type=text("text"), content=text("a poster")),
+                kvlist(type=text("text"), content=text("in red")),
+            ),
+        ),
+    )
+    documents = array(
+        kvlist(id=text("p1"), score={"doubleValue": 0.9}),
+        kvlist(metadata=kvlist(asset_id=text("p2"))),
+    )
+    request = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": []},
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            span(
+                                root,
+                                "invoke_agent designer",
+                                0,
+                                gen_ai__conversation__id=text("conv-9"),
+                                gen_ai__input__messages=messages,
+                            ),
+                            span(
+                                "00f067aa0ba902b7",
+                                "retrieval templates",
+                                1,
+                                root,
+                                gen_ai__retrieval__documents=documents,
+                            ),
+                            span(
+                                "00f067aa0ba902b8",
+                                "execute_tool insert",
+                                2,
+                                root,
+                                gen_ai__tool__call__arguments=kvlist(
+                                    asset=text("p2"), n={"intValue": "3"}
+                                ),
+                            ),
+                        ]
+                    }
+                ],
+            }
+        ]
+    }
+    (tmp_path / "structured.json").write_text(json.dumps(request))
+    report = ingest_otel_genai(tmp_path / "structured.json", tmp_path / "raw")
+    assert report.diagnostics["document_ids_by_key"] == {"id": 1, "metadata.asset_id": 1}
+    prompt = _read_table(tmp_path / "raw", "prompts").iloc[0]
+    assert prompt["prompt_text"] == "a poster\nin red"
+    retrieval = _read_table(tmp_path / "raw", "retrievals").iloc[0]
+    assert list(retrieval["returned_asset_ids"]) == ["p1", "p2"]
+    action = _read_table(tmp_path / "raw", "actions").iloc[0]
+    assert (action["consumed_asset_id"], action["source_retrieval_id"]) == (
+        "p2",
+        "00f067aa0ba902b7",
+    )

@@ -38,6 +38,8 @@ try:  # pragma: no cover - exercised with and without the optional extra
     OI_TOOL_PARAMETERS = SpanAttributes.TOOL_PARAMETERS
     OI_DOCUMENT_ID = DocumentAttributes.DOCUMENT_ID
     OI_DOCUMENT_SCORE = DocumentAttributes.DOCUMENT_SCORE
+    OI_DOCUMENT_METADATA = DocumentAttributes.DOCUMENT_METADATA
+    OI_METADATA = SpanAttributes.METADATA
     OI_KIND_RETRIEVER = OpenInferenceSpanKindValues.RETRIEVER.value
     OI_KIND_TOOL = OpenInferenceSpanKindValues.TOOL.value
     OI_KIND_AGENT = OpenInferenceSpanKindValues.AGENT.value
@@ -51,6 +53,8 @@ except ImportError:  # pragma: no cover
     OI_TOOL_PARAMETERS = "tool.parameters"
     OI_DOCUMENT_ID = "document.id"
     OI_DOCUMENT_SCORE = "document.score"
+    OI_DOCUMENT_METADATA = "document.metadata"
+    OI_METADATA = "metadata"
     OI_KIND_RETRIEVER = "RETRIEVER"
     OI_KIND_TOOL = "TOOL"
     OI_KIND_AGENT = "AGENT"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from lara.ingest.config import IngestConfig
+from lara.ingest.manifest import MANIFEST_NAME
 
 
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
@@ -52,6 +53,22 @@ def _add_adapter_arguments(parser: argparse.ArgumentParser) -> None:
         help="agent action type by tool name (fnmatch); repeatable",
     )
     parser.add_argument("--lineage-scope", choices=["prompt", "session"], dest="lineage_scope")
+    parser.add_argument(
+        "--document-id-key",
+        action="append",
+        dest="document_id_keys",
+        metavar="NAME",
+        help="where a returned document's asset id is, relative to the document, first found "
+        "wins (e.g. document.id, document.metadata.asset_id); repeatable, replaces the default",
+    )
+    parser.add_argument(
+        "--tool-asset-key",
+        action="append",
+        dest="tool_asset_keys",
+        metavar="KEY",
+        help="key of the tool's input arguments naming the consumed asset (e.g. asset_id); "
+        "repeatable; set, it replaces the free-text token scan",
+    )
     parser.add_argument("--part-name", dest="part_name", help="file name in each partition")
     parser.add_argument("--overwrite", action="store_true", default=None)
     parser.add_argument("--quiet", action="store_true")
@@ -77,6 +94,9 @@ def config_from_args(args: argparse.Namespace) -> IngestConfig:
     for name in ("surface", "judge", "prompt_from", "role_attribute", "lineage_scope"):
         if getattr(args, name, None) is not None:
             values[name] = getattr(args, name)
+    for name in ("document_id_keys", "tool_asset_keys"):
+        if getattr(args, name, None):
+            values[name] = list(getattr(args, name))
     if getattr(args, "part_name", None):
         values["part_name"] = args.part_name
     if getattr(args, "overwrite", None):
@@ -104,5 +124,6 @@ def ingest_main(args: argparse.Namespace) -> int:
         return 2
     if not args.quiet:
         print(f"lara ingest {args.ingest_format}: wrote {dict(report)} to {args.out}")
-        print(json.dumps(report.diagnostics, indent=2, sort_keys=True))
+        print(json.dumps(report.diagnostics, indent=2, sort_keys=True, default=str))
+        print(f"(run recorded in {Path(args.out) / MANIFEST_NAME})")
     return 0

@@ -42,6 +42,8 @@ class IngestConfig:
         (0.5, 1.5, 2.5) keeps a 0..3 score; (0.25, 0.5, 0.75) maps [0, 1] onto 0..3).
     evaluation_names: only evaluations with these names (empty = all).
     action_span_kinds: OpenInference span kinds scanned for asset references.
+    indexing_span_kinds: OpenInference span kinds of index building: a trace made only of
+        these (LlamaIndex embedding documents at start-up) is no request and makes no prompt.
     tool_operations: GenAI `gen_ai.operation.name` values scanned for asset references.
     reference_attributes: attributes scanned for returned asset ids (None = the adapter's).
     action_type_map / default_action_type: the agent action's `action_type` by tool name
@@ -49,6 +51,17 @@ class IngestConfig:
     lineage_scope: where a referenced asset's source retrieval is looked for: `prompt` (the
         tool call's prompt) or `session` (any earlier prompt of its session too).
     missing_user_id: `user_id` of prompts whose spans carry no user id (None = the session id).
+    document_id_keys: where a returned document's asset id is looked for, first found wins,
+        relative to the document (None = the adapter's order: OpenInference `document.id`,
+        `document.metadata.id`, `document.metadata.asset_id`, `document.metadata.source`;
+        GenAI `id`, `metadata.id`, `metadata.asset_id`, `metadata.source`). A dotted name
+        also reads into a JSON-object attribute (`document.metadata` as JSON text).
+    tool_asset_keys: keys of the tool's input arguments that name the consumed asset
+        (e.g. `asset_id`); when set, only these values (and `lara.asset.id`) are matched
+        against the returned assets, no free-text token scan.
+    metadata_attribute: the span attribute holding application metadata as JSON
+        (OpenInference `metadata`); every `lara.*` name is also read from it, so that an
+        application can set them where the span itself cannot be written to.
     part_name / overwrite: output file name in each partition, and whether an existing one
         may be replaced.
     """
@@ -64,12 +77,16 @@ class IngestConfig:
     score_thresholds: tuple[float, ...] = (0.5,)
     evaluation_names: tuple[str, ...] = ()
     action_span_kinds: tuple[str, ...] = ("TOOL", "AGENT")
+    indexing_span_kinds: tuple[str, ...] = ("EMBEDDING",)
     tool_operations: tuple[str, ...] = ("execute_tool",)
     reference_attributes: tuple[str, ...] | None = None
     action_type_map: dict[str, str] = field(default_factory=dict)
     default_action_type: str = "select"
     lineage_scope: str = "prompt"
     missing_user_id: str | None = None
+    document_id_keys: tuple[str, ...] | None = None
+    tool_asset_keys: tuple[str, ...] = ()
+    metadata_attribute: str | None = "metadata"
     part_name: str = "part-0"
     overwrite: bool = False
 
@@ -77,9 +94,13 @@ class IngestConfig:
         self.score_thresholds = tuple(sorted(float(t) for t in self.score_thresholds))
         self.evaluation_names = tuple(self.evaluation_names)
         self.action_span_kinds = tuple(k.upper() for k in self.action_span_kinds)
+        self.indexing_span_kinds = tuple(k.upper() for k in self.indexing_span_kinds)
         self.tool_operations = tuple(self.tool_operations)
         if self.reference_attributes is not None:
             self.reference_attributes = tuple(self.reference_attributes)
+        if self.document_id_keys is not None:
+            self.document_id_keys = tuple(self.document_id_keys)
+        self.tool_asset_keys = tuple(self.tool_asset_keys)
         self.label_grades = {str(k).strip().lower(): int(v) for k, v in self.label_grades.items()}
         self.validate()
 
@@ -118,6 +139,14 @@ class IngestConfig:
             problems.append(f"lineage_scope {self.lineage_scope!r} is not 'prompt' or 'session'")
         if not self.part_name or "/" in self.part_name or self.part_name.startswith(("_", ".")):
             problems.append(f"part_name {self.part_name!r} must be a plain visible file name")
+        if self.document_id_keys is not None and not all(
+            isinstance(k, str) and k.strip() for k in self.document_id_keys
+        ):
+            problems.append("document_id_keys: names must be non-empty strings")
+        if self.document_id_keys is not None and not self.document_id_keys:
+            problems.append("document_id_keys: give at least one name (or null for the default)")
+        if not all(isinstance(k, str) and k.strip() for k in self.tool_asset_keys):
+            problems.append("tool_asset_keys: names must be non-empty strings")
         if problems:
             raise ValueError("lara ingest: invalid configuration: " + "; ".join(problems))
 
@@ -138,6 +167,18 @@ class IngestConfig:
 
     def replace(self, **changes: Any) -> IngestConfig:
         return dataclasses.replace(self, **changes)
+
+    def with_metadata(self, name: str | None) -> tuple[str, ...]:
+        """`name`, then the same name inside the metadata attribute (when configured)."""
+        if not name:
+            return ()
+        if not self.metadata_attribute or name.startswith(self.metadata_attribute + "."):
+            return (name,)
+        return (name, f"{self.metadata_attribute}.{name}")
+
+    def as_record(self) -> dict[str, Any]:
+        """The settings as plain JSON-able values (recorded with each ingest run)."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
 
 
 def match_pattern(mapping: Mapping[str, str], name: str | None) -> str | None:

@@ -27,6 +27,7 @@ from lara.ingest.attributes import (
     LARA_DOCUMENT_ID,
     LARA_IS_SYNTHETIC,
     OI_DOCUMENT_ID,
+    OI_DOCUMENT_METADATA,
     OI_INPUT_VALUE,
     OI_KIND_RETRIEVER,
     OI_RETRIEVAL_DOCUMENTS,
@@ -37,83 +38,126 @@ from lara.ingest.attributes import (
     OI_USER_ID,
 )
 from lara.ingest.config import IngestConfig
+from lara.ingest.lookup import Lookup, as_bool_series, clean_text
 from lara.ingest.run import ingest_spans
-from lara.ingest.spans import get_attr, indexed
+from lara.ingest.spans import SpanSet
 from lara.ingest.tables import (
     EVALUATION_COLUMNS,
-    REFERENCE_COLUMNS,
-    RETRIEVAL_COLUMNS,
     SPAN_FACT_COLUMNS,
     Extracted,
     IngestReport,
-    as_bool,
-    as_text,
+    documents_frame,
     empty_frame,
-    reference_tokens,
+    has_ancestor,
+    references_frame,
+    tool_tokens,
 )
 
 #: Attributes scanned for returned asset ids on tool / agent spans.
 DEFAULT_REFERENCE_ATTRIBUTES = (OI_INPUT_VALUE, OI_TOOL_PARAMETERS, LARA_ASSET_ID)
-
-
-def _kind(attributes: dict, column_kind: object) -> str:
-    value = attributes.get(OI_SPAN_KIND) or column_kind
-    return str(value).strip().upper() if isinstance(value, str) else ""
+#: Where the tool's input arguments are (for `tool_asset_keys`).
+TOOL_ARGUMENT_ATTRIBUTES = (OI_INPUT_VALUE,)
+#: Where a document's asset id is looked for, first found wins (relative to the document).
+DEFAULT_DOCUMENT_ID_KEYS = (
+    OI_DOCUMENT_ID,
+    f"{OI_DOCUMENT_METADATA}.id",
+    f"{OI_DOCUMENT_METADATA}.asset_id",
+    f"{OI_DOCUMENT_METADATA}.source",
+)
 
 
 def extract_openinference(
-    spans: pd.DataFrame, config: IngestConfig, evaluations: pd.DataFrame | None = None
+    spans: SpanSet, config: IngestConfig, evaluations: pd.DataFrame | None = None
 ) -> Extracted:
-    """The facts the contract needs, from canonical OpenInference spans (one pass)."""
-    reference_keys = config.reference_attributes or DEFAULT_REFERENCE_ATTRIBUTES
-    facts: list[dict] = []
-    retrievals: list[dict] = []
-    references: list[dict] = []
-    for span in spans.itertuples(index=False):
-        attributes = span.attributes
-        kind = _kind(attributes, span.span_kind)
-        facts.append(
-            {
-                "trace_id": span.trace_id,
-                "span_id": span.span_id,
-                "parent_id": span.parent_id,
-                "name": span.name,
-                "start_time": span.start_time,
-                "session_id": as_text(attributes.get(OI_SESSION_ID)),
-                "user_id": as_text(attributes.get(OI_USER_ID)),
-                "prompt_text": as_text(attributes.get(OI_INPUT_VALUE)),
-                "surface": as_text(get_attr(attributes, config.surface_attribute)),
-                "is_synthetic": as_bool(attributes.get(LARA_IS_SYNTHETIC)),
-            }
-        )
-        if kind == OI_KIND_RETRIEVER:
-            documents = indexed(attributes, OI_RETRIEVAL_DOCUMENTS)
-            retrievals.append(
-                {
-                    "span_id": span.span_id,
-                    "query_text": as_text(attributes.get(OI_INPUT_VALUE)),
-                    "role": as_text(get_attr(attributes, config.role_attribute)),
-                    "documents": [
-                        (position, as_text(document.get(OI_DOCUMENT_ID)))
-                        for position, document in documents.items()
-                    ],
-                }
-            )
-        elif kind in config.action_span_kinds:
-            values = [get_attr(attributes, key) for key in reference_keys]
-            references.append(
-                {
-                    "span_id": span.span_id,
-                    "tokens": reference_tokens(v for v in values if v is not None),
-                    "tool_name": as_text(attributes.get(OI_TOOL_NAME)) or span.name,
-                    "action_type": as_text(attributes.get(LARA_ACTION_TYPE)),
-                    "document_id": as_text(get_attr(attributes, LARA_DOCUMENT_ID)),
-                }
-            )
+    """The facts the contract needs, from canonical OpenInference spans (columnar)."""
+    con = spans.con
+    frame = spans.frame
+    rows = pd.Index(frame["row"].to_numpy())
+    lookup = Lookup(con, spans.attributes_table)
+    found = lookup.frame(
+        {
+            "kind": [OI_SPAN_KIND],
+            "session_id": [OI_SESSION_ID],
+            "user_id": [OI_USER_ID],
+            "input": [OI_INPUT_VALUE],
+            "surface": config.with_metadata(config.surface_attribute),
+            "is_synthetic": config.with_metadata(LARA_IS_SYNTHETIC),
+            "role": config.with_metadata(config.role_attribute),
+            "tool_name": [OI_TOOL_NAME],
+            "action_type": config.with_metadata(LARA_ACTION_TYPE),
+            "document_id": config.with_metadata(LARA_DOCUMENT_ID),
+        },
+        rows,
+    )
+    kind = found["kind"].fillna(clean_text(pd.Series(frame["span_kind"].to_numpy(), index=rows)))
+    kind = kind.astype("string").str.upper()
+    facts = pd.DataFrame(
+        {
+            "trace_id": frame["trace_id"].to_numpy(),
+            "span_id": frame["span_id"].to_numpy(),
+            "parent_id": frame["parent_id"].to_numpy(),
+            "name": frame["name"].to_numpy(),
+            "start_time": frame["start_time"].to_numpy(),
+            "session_id": found["session_id"].to_numpy(),
+            "user_id": found["user_id"].to_numpy(),
+            "prompt_text": found["input"].to_numpy(),
+            "surface": found["surface"].to_numpy(),
+            "is_synthetic": as_bool_series(found["is_synthetic"]).to_numpy(),
+        },
+        columns=SPAN_FACT_COLUMNS,
+    )
+    is_retrieval = (kind == OI_KIND_RETRIEVER).fillna(False).to_numpy(dtype=bool)
+    is_action = (
+        kind.isin(list(config.action_span_kinds)).fillna(False).to_numpy(dtype=bool) & ~is_retrieval
+    )
+    # A retriever span inside another one (LlamaIndex's `retrieve` wraps `_retrieve`) is
+    # part of it: the outermost is the retrieval.
+    nested = has_ancestor(frame, is_retrieval) & is_retrieval
+    is_retrieval = is_retrieval & ~nested
+    retrieval_rows = rows[is_retrieval]
+    retrievals = pd.DataFrame(
+        {
+            "span_id": frame["span_id"].to_numpy()[is_retrieval],
+            "query_text": facts["prompt_text"].to_numpy()[is_retrieval],
+            "role": found["role"].to_numpy()[is_retrieval],
+        }
+    )
+    items = lookup.indexed(OI_RETRIEVAL_DOCUMENTS, retrieval_rows)
+    documents = documents_frame(
+        con, items, frame, config.document_id_keys or DEFAULT_DOCUMENT_ID_KEYS
+    )
+    action_rows = rows[is_action]
+    references = references_frame(
+        frame,
+        action_rows,
+        tool_name=found["tool_name"],
+        action_type=found["action_type"],
+        document_id=found["document_id"],
+    )
+    tokens = tool_tokens(
+        con,
+        lookup,
+        frame,
+        action_rows,
+        config,
+        scanned=config.reference_attributes or DEFAULT_REFERENCE_ATTRIBUTES,
+        arguments=TOOL_ARGUMENT_ATTRIBUTES,
+    )
+    lookup.close()
+    # A trace made only of index-building spans (embedding documents at start-up) is no
+    # request: it makes no prompt.
+    indexing = kind.isin(list(config.indexing_span_kinds)).fillna(False)
+    only_indexing = indexing.groupby(frame["trace_id"].to_numpy()).transform("all").to_numpy()
     return Extracted(
-        spans=pd.DataFrame.from_records(facts, columns=SPAN_FACT_COLUMNS),
-        retrievals=pd.DataFrame.from_records(retrievals, columns=RETRIEVAL_COLUMNS),
-        references=pd.DataFrame.from_records(references, columns=REFERENCE_COLUMNS),
+        diagnostics={
+            "nested_retrieval_spans_merged": int(nested.sum()),
+            "indexing_traces_skipped": int(frame["trace_id"][only_indexing].nunique()),
+        },
+        spans=facts[~only_indexing].reset_index(drop=True),
+        retrievals=retrievals,
+        documents=documents,
+        references=references,
+        tokens=tokens,
         evaluations=evaluations if evaluations is not None else empty_frame(EVALUATION_COLUMNS),
     )
 
@@ -128,4 +172,12 @@ def ingest_openinference(
 
     Returns the rows written per table (a dict) with `.diagnostics` and `.partitions`.
     """
-    return ingest_spans(extract_openinference, src, out, config, evaluations)
+    return ingest_spans(
+        extract_openinference,
+        src,
+        out,
+        config,
+        evaluations,
+        adapter="openinference",
+        default_document_id_keys=DEFAULT_DOCUMENT_ID_KEYS,
+    )

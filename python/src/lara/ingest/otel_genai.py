@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+import duckdb
 import pandas as pd
 
 from lara.ingest.attributes import (
@@ -49,174 +49,260 @@ from lara.ingest.attributes import (
     USER_ID,
 )
 from lara.ingest.config import IngestConfig
+from lara.ingest.lookup import Lookup, as_bool_series, clean_text
 from lara.ingest.run import ingest_spans
-from lara.ingest.spans import get_attr, indexed, parse_json_value
+from lara.ingest.spans import SpanSet, flatten_json
 from lara.ingest.tables import (
     EVALUATION_COLUMNS,
-    REFERENCE_COLUMNS,
-    RETRIEVAL_COLUMNS,
     SPAN_FACT_COLUMNS,
     Extracted,
     IngestReport,
-    as_bool,
-    as_text,
-    reference_tokens,
+    documents_frame,
+    references_frame,
+    tool_tokens,
 )
 
 #: Attributes scanned for returned asset ids on tool spans.
 DEFAULT_REFERENCE_ATTRIBUTES = (GEN_AI_TOOL_CALL_ARGUMENTS, LARA_ASSET_ID)
+#: Where the tool's input arguments are (for `tool_asset_keys`).
+TOOL_ARGUMENT_ATTRIBUTES = (GEN_AI_TOOL_CALL_ARGUMENTS,)
+#: Where a document's asset id is looked for, first found wins (relative to the document).
+DEFAULT_DOCUMENT_ID_KEYS = ("id", "metadata.id", "metadata.asset_id", "metadata.source")
+ITEM_COLUMNS = ["entity", "position", "key", "value", "vtype"]
 
 
-def _operation(attributes: dict, name: str | None) -> str | None:
-    value = attributes.get(GEN_AI_OPERATION_NAME)
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    # Span names follow "{gen_ai.operation.name} {target}" in the conventions.
-    first = (name or "").split(" ", 1)[0]
-    if first in (GEN_AI_OPERATION_RETRIEVAL, GEN_AI_OPERATION_EXECUTE_TOOL):
-        return first
-    return None
+def _operations(lookup: Lookup, frame: pd.DataFrame, rows: pd.Index) -> pd.Series:
+    """`gen_ai.operation.name`, else the first word of the span name when it is
+    `retrieval` or `execute_tool` (names follow "{operation} {target}")."""
+    logged = clean_text(lookup.series([GEN_AI_OPERATION_NAME], rows))
+    first = (
+        pd.Series(frame["name"].to_numpy(), index=rows).astype("string").str.split(" ", n=1).str[0]
+    )
+    named = first.where(first.isin([GEN_AI_OPERATION_RETRIEVAL, GEN_AI_OPERATION_EXECUTE_TOOL]))
+    return logged.fillna(named.astype(object).where(named.notna(), None))
 
 
-def retrieval_documents(attributes: dict) -> list[tuple[int, str | None]]:
-    """(position, id) of `gen_ai.retrieval.documents`, a JSON string or a structured value."""
-    value = parse_json_value(attributes.get(GEN_AI_RETRIEVAL_DOCUMENTS))
-    if isinstance(value, list):
-        items = dict(enumerate(value))
-    else:
-        items = indexed(attributes, GEN_AI_RETRIEVAL_DOCUMENTS)
-    out = []
-    for position, document in items.items():
-        if isinstance(document, dict):
-            out.append((position, as_text(document.get("id"))))
-        else:
-            out.append((position, as_text(document)))
-    return out
+def _list_items(
+    con: duckdb.DuckDBPyConnection, lookup: Lookup, name: str, rows: pd.Index
+) -> pd.DataFrame:
+    """Items of a list attribute given as JSON text or structured (flattened): ITEM_COLUMNS.
 
-
-def last_user_text(messages: Any) -> str | None:
-    """Text of the last `user` message of `gen_ai.input.messages` (JSON or structured)."""
-    messages = parse_json_value(messages)
-    if not isinstance(messages, list):
-        return as_text(messages) if isinstance(messages, str) else None
-    for message in reversed(messages):
-        if not isinstance(message, dict) or message.get("role") != "user":
-            continue
-        parts = message.get("parts") or []
-        texts = [
-            str(part.get("content"))
-            for part in parts
-            if isinstance(part, dict) and part.get("type") == "text" and part.get("content")
-        ]
-        if texts:
-            return "\n".join(texts)
-        if isinstance(message.get("content"), str):
-            return message["content"]
-    return None
-
-
-def _messages(attributes: dict) -> Any:
-    if GEN_AI_INPUT_MESSAGES in attributes:
-        return attributes[GEN_AI_INPUT_MESSAGES]
-    # A structured (not JSON-string) value arrives flattened: rebuild the list.
-    items = indexed(attributes, GEN_AI_INPUT_MESSAGES)
-    if not items:
-        return None
-    messages = []
-    for item in items.values():
-        parts = indexed(item, "parts")
-        messages.append(
-            {
-                "role": item.get("role"),
-                "parts": list(parts.values()),
-                "content": item.get("content"),
-            }
+    A list of objects gives one row per (item, field); a list of scalars one row per item
+    with key `` (empty)."""
+    structured = con.execute(f"from {lookup.indexed(name, rows)}").df()
+    raw = lookup.first([name])
+    raw = raw[raw["entity"].isin(rows) & raw["value"].notna()]
+    parts = [structured]
+    texts = raw[raw["vtype"].isin(["string", "list"])]
+    if not texts.empty:
+        flat = flatten_json(
+            con, texts.rename(columns={"entity": "row", "value": "j"})[["row", "j"]]
         )
-    return messages
+        nested = flat["key"].str.match(r"^\d+(\.|$)")
+        nested_items = flat[nested].copy()
+        split = nested_items["key"].str.split(".", n=1)
+        nested_items["position"] = split.str[0].astype("int64")
+        nested_items["key"] = split.str[1].fillna("")
+        parts.append(nested_items.rename(columns={"row": "entity"})[ITEM_COLUMNS])
+        scalar_lists = flat[(flat["key"] == "") & (flat["vtype"] == "list")]
+        if not scalar_lists.empty:
+            con.register("scalar_lists", scalar_lists)
+            try:
+                parts.append(
+                    con.execute(
+                        """
+                        select
+                            row as entity,
+                            generate_subscripts(value::json[], 1) - 1 as position,
+                            '' as key,
+                            unnest(value::json[]) ->> '$' as value,
+                            'string' as vtype
+                        from scalar_lists
+                        """
+                    ).df()[ITEM_COLUMNS]
+                )
+            finally:
+                con.unregister("scalar_lists")
+    items = pd.concat([p for p in parts if not p.empty] or [parts[0]], ignore_index=True)
+    return items[ITEM_COLUMNS].drop_duplicates(["entity", "position", "key"], keep="last")
 
 
-def _evaluation_rows(span_id: str, events: list, config: IngestConfig) -> list[dict]:
-    rows = []
-    for event in events or []:
-        if event.get("name") != GEN_AI_EVALUATION_RESULT_EVENT:
-            continue
-        attributes = event.get("attributes") or {}
-        position = attributes.get(LARA_EVALUATION_DOCUMENT_POSITION)
-        rows.append(
-            {
-                "span_id": span_id,
-                "document_position": position,
-                "asset_id": as_text(attributes.get(LARA_EVALUATION_DOCUMENT_ID)),
-                "label": as_text(attributes.get(GEN_AI_EVALUATION_SCORE_LABEL)),
-                "score": attributes.get(GEN_AI_EVALUATION_SCORE_VALUE),
-                "name": as_text(attributes.get(GEN_AI_EVALUATION_NAME)),
-                "judge": as_text(attributes.get(LARA_EVALUATION_JUDGE)) or config.judge,
-                "judged_at": event.get("time"),
-            }
-        )
-    return rows
+def _prompt_texts(con: duckdb.DuckDBPyConnection, lookup: Lookup, rows: pd.Index) -> pd.Series:
+    """Text of the last `user` message of `gen_ai.input.messages` that has text (its `text`
+    parts joined by new lines, else its `content`); a plain string value is the text."""
+    raw = lookup.first([GEN_AI_INPUT_MESSAGES]).set_index("entity")
+    plain = raw[
+        (raw["vtype"] == "string")
+        & ~raw["value"].astype("string").str.lstrip().str[:1].isin(["[", "{"]).fillna(False)
+    ]["value"]
+    items = _list_items(con, lookup, GEN_AI_INPUT_MESSAGES, rows)
+    text = pd.Series([None] * len(rows), index=rows, dtype=object)
+    if not items.empty:
+        con.register("message_items", items)
+        try:
+            chosen = con.execute(
+                r"""
+                with messages as (
+                    select
+                        entity,
+                        position,
+                        max(value) filter (where key = 'role') as role,
+                        max(value) filter (where key = 'content' and vtype = 'string')
+                            as content
+                    from message_items
+                    group by entity, position
+                ),
+                parts as (
+                    select
+                        entity,
+                        position,
+                        cast(regexp_extract(key, '^parts\.(\d+)\.', 1) as bigint) as part,
+                        max(value) filter (where regexp_matches(key, '^parts\.\d+\.type$'))
+                            as type,
+                        max(value) filter (where regexp_matches(key, '^parts\.\d+\.content$'))
+                            as content
+                    from message_items
+                    where regexp_matches(key, '^parts\.\d+\.')
+                    group by entity, position, part
+                ),
+                texts as (
+                    select
+                        entity,
+                        position,
+                        string_agg(content, chr(10) order by part) as text
+                    from parts
+                    where type = 'text' and content is not null and content <> ''
+                    group by entity, position
+                )
+                select
+                    m.entity,
+                    coalesce(t.text, m.content) as text
+                from messages as m
+                left join texts as t using (entity, position)
+                where m.role = 'user' and coalesce(t.text, m.content) is not null
+                qualify row_number() over (partition by m.entity order by m.position desc) = 1
+                """
+            ).df()
+        finally:
+            con.unregister("message_items")
+        text = text.fillna(chosen.set_index("entity")["text"].reindex(rows))
+    return text.fillna(plain.reindex(rows)).where(lambda s: s.notna(), None)
+
+
+def _evaluations(spans: SpanSet, retrieval_rows: pd.Index, config: IngestConfig) -> pd.DataFrame:
+    """`gen_ai.evaluation.result` events of retrieval spans: EVALUATION_COLUMNS."""
+    events = spans.events
+    events = events[
+        (events["name"] == GEN_AI_EVALUATION_RESULT_EVENT) & events["row"].isin(retrieval_rows)
+    ]
+    if events.empty:
+        return pd.DataFrame(columns=EVALUATION_COLUMNS)
+    keys = {
+        LARA_EVALUATION_DOCUMENT_POSITION: "document_position",
+        LARA_EVALUATION_DOCUMENT_ID: "asset_id",
+        GEN_AI_EVALUATION_SCORE_LABEL: "label",
+        GEN_AI_EVALUATION_SCORE_VALUE: "score",
+        GEN_AI_EVALUATION_NAME: "name",
+        LARA_EVALUATION_JUDGE: "judge",
+    }
+    heads = events[["row", "event", "time"]].drop_duplicates(["row", "event"])
+    values = events[events["key"].isin(list(keys))].pivot_table(
+        index=["row", "event"], columns="key", values="value", aggfunc="last"
+    )
+    values = values.rename(columns=keys).reset_index()
+    merged = heads.merge(values, on=["row", "event"], how="left")
+    span_ids = pd.Series(spans.frame["span_id"].to_numpy(), index=spans.frame["row"].to_numpy())
+    out = pd.DataFrame({"span_id": span_ids.reindex(merged["row"]).to_numpy()})
+    for column in ("document_position", "asset_id", "label", "score", "name", "judge"):
+        out[column] = merged[column].to_numpy() if column in merged else None
+    out["asset_id"] = clean_text(out["asset_id"])
+    out["label"] = clean_text(out["label"])
+    out["judge"] = clean_text(out["judge"]).fillna(config.judge)
+    out["judged_at"] = merged["time"].to_numpy()
+    return out[EVALUATION_COLUMNS]
 
 
 def extract_otel_genai(
-    spans: pd.DataFrame, config: IngestConfig, evaluations: pd.DataFrame | None = None
+    spans: SpanSet, config: IngestConfig, evaluations: pd.DataFrame | None = None
 ) -> Extracted:
-    """The facts the contract needs, from canonical OpenTelemetry GenAI spans (one pass)."""
-    reference_keys = config.reference_attributes or DEFAULT_REFERENCE_ATTRIBUTES
-    facts: list[dict] = []
-    retrievals: list[dict] = []
-    references: list[dict] = []
-    event_rows: list[dict] = []
-    for span in spans.itertuples(index=False):
-        attributes = span.attributes
-        operation = _operation(attributes, span.name)
-        facts.append(
-            {
-                "trace_id": span.trace_id,
-                "span_id": span.span_id,
-                "parent_id": span.parent_id,
-                "name": span.name,
-                "start_time": span.start_time,
-                "session_id": as_text(
-                    attributes.get(GEN_AI_CONVERSATION_ID) or attributes.get(OI_SESSION_ID)
-                ),
-                "user_id": as_text(attributes.get(USER_ID)),
-                "prompt_text": last_user_text(_messages(attributes)),
-                "surface": as_text(get_attr(attributes, config.surface_attribute)),
-                "is_synthetic": as_bool(attributes.get(LARA_IS_SYNTHETIC)),
-            }
-        )
-        if operation == GEN_AI_OPERATION_RETRIEVAL:
-            retrievals.append(
-                {
-                    "span_id": span.span_id,
-                    "query_text": as_text(attributes.get(GEN_AI_RETRIEVAL_QUERY_TEXT)),
-                    "role": as_text(get_attr(attributes, config.role_attribute)),
-                    "documents": retrieval_documents(attributes),
-                }
-            )
-            event_rows += _evaluation_rows(span.span_id, span.events, config)
-        elif operation in config.tool_operations:
-            values = [get_attr(attributes, key) for key in reference_keys]
-            references.append(
-                {
-                    "span_id": span.span_id,
-                    "tokens": reference_tokens(v for v in values if v is not None),
-                    "tool_name": as_text(attributes.get(GEN_AI_TOOL_NAME)) or span.name,
-                    "action_type": as_text(attributes.get(LARA_ACTION_TYPE)),
-                    "document_id": as_text(get_attr(attributes, LARA_DOCUMENT_ID)),
-                }
-            )
-    from_events = pd.DataFrame.from_records(event_rows, columns=EVALUATION_COLUMNS)
+    """The facts the contract needs, from canonical OpenTelemetry GenAI spans (columnar)."""
+    con = spans.con
+    frame = spans.frame
+    rows = pd.Index(frame["row"].to_numpy())
+    lookup = Lookup(con, spans.attributes_table)
+    operation = _operations(lookup, frame, rows)
+    facts = pd.DataFrame(
+        {
+            "trace_id": frame["trace_id"].to_numpy(),
+            "span_id": frame["span_id"].to_numpy(),
+            "parent_id": frame["parent_id"].to_numpy(),
+            "name": frame["name"].to_numpy(),
+            "start_time": frame["start_time"].to_numpy(),
+            "session_id": clean_text(
+                lookup.series([GEN_AI_CONVERSATION_ID, OI_SESSION_ID], rows)
+            ).to_numpy(),
+            "user_id": clean_text(lookup.series([USER_ID], rows)).to_numpy(),
+            "prompt_text": clean_text(_prompt_texts(con, lookup, rows)).to_numpy(),
+            "surface": clean_text(
+                lookup.series(config.with_metadata(config.surface_attribute), rows)
+            ).to_numpy(),
+            "is_synthetic": as_bool_series(
+                lookup.series(config.with_metadata(LARA_IS_SYNTHETIC), rows)
+            ).to_numpy(),
+        },
+        columns=SPAN_FACT_COLUMNS,
+    )
+    is_retrieval = (operation == GEN_AI_OPERATION_RETRIEVAL).fillna(False).to_numpy(dtype=bool)
+    is_tool = operation.isin(list(config.tool_operations)).fillna(False).to_numpy(dtype=bool)
+    is_tool = is_tool & ~is_retrieval
+    retrieval_rows = rows[is_retrieval]
+    retrievals = pd.DataFrame(
+        {
+            "span_id": frame["span_id"].to_numpy()[is_retrieval],
+            "query_text": clean_text(
+                lookup.series([GEN_AI_RETRIEVAL_QUERY_TEXT], retrieval_rows)
+            ).to_numpy(),
+            "role": clean_text(
+                lookup.series(config.with_metadata(config.role_attribute), retrieval_rows)
+            ).to_numpy(),
+        }
+    )
+    items = _list_items(con, lookup, GEN_AI_RETRIEVAL_DOCUMENTS, retrieval_rows)
+    items["key"] = items["key"].where(items["key"] != "", "id")  # a list of plain ids
+    documents = documents_frame(
+        con, items, frame, config.document_id_keys or DEFAULT_DOCUMENT_ID_KEYS
+    )
+    tool_rows = rows[is_tool]
+    references = references_frame(
+        frame,
+        tool_rows,
+        tool_name=clean_text(lookup.series([GEN_AI_TOOL_NAME], tool_rows)),
+        action_type=clean_text(lookup.series(config.with_metadata(LARA_ACTION_TYPE), tool_rows)),
+        document_id=clean_text(lookup.series(config.with_metadata(LARA_DOCUMENT_ID), tool_rows)),
+    )
+    tokens = tool_tokens(
+        con,
+        lookup,
+        frame,
+        tool_rows,
+        config,
+        scanned=config.reference_attributes or DEFAULT_REFERENCE_ATTRIBUTES,
+        arguments=TOOL_ARGUMENT_ATTRIBUTES,
+    )
+    lookup.close()
+    from_events = _evaluations(spans, retrieval_rows, config)
     frames = [f for f in (from_events, evaluations) if f is not None and not f.empty]
     all_evaluations = (
         pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=EVALUATION_COLUMNS)
     )
     return Extracted(
-        spans=pd.DataFrame.from_records(facts, columns=SPAN_FACT_COLUMNS),
-        retrievals=pd.DataFrame.from_records(retrievals, columns=RETRIEVAL_COLUMNS),
-        references=pd.DataFrame.from_records(references, columns=REFERENCE_COLUMNS),
+        spans=facts,
+        retrievals=retrievals,
+        documents=documents,
+        references=references,
+        tokens=tokens,
         evaluations=all_evaluations,
-        diagnostics={"evaluation_events": len(event_rows)},
+        diagnostics={"evaluation_events": int(len(from_events))},
     )
 
 
@@ -230,4 +316,12 @@ def ingest_otel_genai(
 
     Returns the rows written per table (a dict) with `.diagnostics` and `.partitions`.
     """
-    return ingest_spans(extract_otel_genai, src, out, config, evaluations)
+    return ingest_spans(
+        extract_otel_genai,
+        src,
+        out,
+        config,
+        evaluations,
+        adapter="otel-genai",
+        default_document_id_keys=DEFAULT_DOCUMENT_ID_KEYS,
+    )

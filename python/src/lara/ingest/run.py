@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from lara.ingest.config import IngestConfig
-from lara.ingest.spans import read_spans
+from lara.ingest.manifest import record_run
+from lara.ingest.spans import SpanSet, read_spans
 from lara.ingest.tables import (
     Extracted,
     IngestReport,
@@ -44,15 +46,19 @@ def build_tables(
         raise ValueError("lara ingest: the export holds no spans")
     spans = assign_prompts(extracted.spans, config)
     prompts = build_prompts(spans, config)
-    retrievals, found = build_retrievals(extracted.retrievals, spans, prompts, config)
+    retrievals, found = build_retrievals(
+        extracted.retrievals, extracted.documents, spans, prompts, config
+    )
     diagnostics.update(found)
     # A prompt is a request that reached the agent: keep every prompt, with or
     # without retrieval (Tier 0 needs the ones without).
     assets = explode_assets(retrievals)
-    actions, found = build_actions(extracted.references, spans, prompts, assets, config)
+    actions, found = build_actions(
+        extracted.references, extracted.tokens, spans, prompts, assets, config
+    )
     diagnostics.update(found)
     labels, found = build_relevance_labels(
-        extracted.evaluations, retrievals, retrieval_documents(extracted.retrievals), config
+        extracted.evaluations, retrievals, retrieval_documents(extracted.documents), config
     )
     diagnostics.update(found)
     tables = {
@@ -86,38 +92,61 @@ def write_tables(
     return partitions
 
 
-def ingest_extracted(extracted: Extracted, out: Path, config: IngestConfig) -> IngestReport:
+def ingest_extracted(
+    extracted: Extracted, out: Path, config: IngestConfig, run: dict[str, Any] | None = None
+) -> IngestReport:
+    """Build and write the tables; record the run in the folder's ingest manifest."""
     tables, diagnostics = build_tables(extracted, config)
     partitions = write_tables(tables, out, config)
     counts = {name: len(frame) for name, frame in tables.items()}
+    record_run(
+        Path(out),
+        {
+            **(run or {}),
+            "rows_written": counts,
+            "partitions": partitions,
+            "diagnostics": diagnostics,
+            "config": config.as_record(),
+        },
+    )
     logger.info("lara ingest: wrote %s to %s (%s)", counts, out, diagnostics)
     return IngestReport(counts, diagnostics, partitions)
 
 
 def ingest_spans(
-    extract: Callable[[pd.DataFrame, IngestConfig, pd.DataFrame | None], Extracted],
+    extract: Callable[[SpanSet, IngestConfig, pd.DataFrame | None], Extracted],
     src: Path,
     out: Path,
     config: IngestConfig | None = None,
     evaluations: Iterable[Path] = (),
+    adapter: str = "openinference",
+    default_document_id_keys: tuple[str, ...] = (),
 ) -> IngestReport:
     """Read a span export under `src`, extract with `extract`, write contract tables.
 
     Shared by the OpenInference and OpenTelemetry GenAI adapters; adds the
-    reading diagnostics (files, spans, dropped spans) to the report.
+    reading diagnostics (files, spans, dropped spans, the document id keys used) to the
+    report and records the run in `<out>/_lara_ingest.json`.
     """
     config = config or IngestConfig()
     span_set = read_spans(Path(src))
     evaluations = list(evaluations)
-    extracted = extract(
-        span_set.frame, config, read_evaluations(evaluations) if evaluations else None
-    )
+    extracted = extract(span_set, config, read_evaluations(evaluations) if evaluations else None)
     extracted.diagnostics.update(
         {
             "files_read": len(span_set.files),
+            "formats_read": dict(span_set.formats),
             "spans_read": len(span_set.frame),
             "duplicate_spans_dropped": span_set.dropped_duplicates,
             "spans_without_id_dropped": span_set.dropped_without_id,
+            "document_id_keys": list(config.document_id_keys or default_document_id_keys),
+            "tool_asset_keys": list(config.tool_asset_keys),
         }
     )
-    return ingest_extracted(extracted, Path(out), config)
+    run = {
+        "adapter": adapter,
+        "source": str(Path(src).resolve()),
+        "evaluations": [str(Path(p).resolve()) for p in evaluations],
+        "part_name": config.part_name,
+    }
+    return ingest_extracted(extracted, Path(out), config, run)

@@ -1,4 +1,4 @@
-"""Reading span exports into one canonical span table.
+"""Reading span exports into one canonical, columnar span table.
 
 Accepted inputs (a file, or a folder read recursively; hidden and `_`-prefixed
 files are skipped):
@@ -7,346 +7,852 @@ files are skipped):
   `client.spans.get_spans_dataframe()`) saved as Parquet (`*.parquet`) or JSON
   Lines (`*.jsonl`, `*.jsonl.gz`, one span a line): columns `context.span_id`,
   `context.trace_id`, `parent_id`, `name`, `span_kind`, `start_time`,
-  `end_time`, `events` and the attributes either flattened into
-  `attributes.<name>` columns (Phoenix's layout: `attributes.retrieval.documents`
-  holds a list of `{"document.id": ..., "document.score": ...}`) or nested in
-  one `attributes` column (a dict or a JSON string); `span_id` / `trace_id`
-  are accepted for the context columns;
-- OTLP JSON (`*.json`: one `ExportTraceServiceRequest`, or a list of them;
-  `*.jsonl` / `*.jsonl.gz`: one request a line, as the OpenTelemetry
-  Collector's file exporter writes), camelCase or snake_case field names,
-  span ids in hex (the OTLP JSON rule) or base64 (protobuf's generic JSON).
+  `end_time`, `events` and the attributes either in `attributes.<name>`
+  columns (Phoenix's layout: semantic-convention names kept whole, e.g.
+  `attributes.retrieval.documents` holding a list of `{"document.id": ...}`,
+  other names nested, e.g. `attributes.lara` holding `{"retrieval": {"role":
+  ...}}`) or nested in one `attributes` column (an object or a JSON string);
+  `span_id` / `trace_id` are accepted for the context columns;
+- OTLP JSON (`*.json`: one `ExportTraceServiceRequest` / `TracesData`, or a
+  list of them; `*.jsonl` / `*.jsonl.gz`: one request a line, the
+  OpenTelemetry Collector file exporter's layout), camelCase or snake_case
+  field names, ids in hex (the OTLP JSON rule) or base64 (protobuf's generic
+  JSON mapping);
+- OTLP protobuf (`*.pb`, `*.pb.gz`: one serialized `ExportTraceServiceRequest`
+  or `TracesData`, the OTLP/HTTP body; needs `opentelemetry-proto`).
 
-The canonical table has one row per span: `trace_id`, `span_id`, `parent_id`
-(lower-case hex where the input was an OTLP id), `name`, `span_kind` (Phoenix's
-column, else null), `start_time` (UTC), `attributes` (a flat dict: nested
-values and lists of objects flattened to dotted keys with list indices, e.g.
-`retrieval.documents.0.document.id`, the OpenTelemetry attribute layout;
-lists of scalars stay lists; JSON strings stay strings) and `events` (list of
-`{name, time, attributes}`).
+The result is columnar (`SpanSet`):
 
-Flattening attributes is a Python loop over spans (linear in the number of
-spans and attributes); everything after it is pandas.
+- `frame`: one row per span, `row` (0..n-1), `trace_id`, `span_id`,
+  `parent_id` (lower-case hex where the input was an OTLP id), `name`,
+  `span_kind` (Phoenix's column, else null), `start_time` (UTC, truncated to
+  microseconds, the contract's precision);
+- `attributes`: one row per (span, attribute) in the OpenTelemetry flat
+  layout: nested objects and lists of objects flattened to dotted keys with
+  list indices (`retrieval.documents.0.document.id`); a list of scalars stays
+  one value (JSON text); columns `row`, `key`, `value` (text), `vtype`
+  (`string`, `int`, `float`, `bool`, `list`);
+- `events`: one row per (span, event, event attribute): `row`, `event`,
+  `name`, `time`, `key`, `value`, `vtype`.
+
+Everything is done over whole columns: JSON is parsed and unnested by DuckDB
+(`from_json`, `unnest`, `json_tree`), Parquet read by Arrow; no Python loop
+runs per span. (OTLP values of the structured kinds `kvlistValue` and arrays
+holding them, which OpenInference never writes, are converted per value.)
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import datetime as dt
 import gzip
+import itertools
 import json
-import math
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-SPAN_COLUMNS = [
-    "trace_id",
-    "span_id",
-    "parent_id",
-    "name",
-    "span_kind",
-    "start_time",
-    "attributes",
-    "events",
-]
-SUPPORTED_SUFFIXES = (".parquet", ".json", ".jsonl", ".jsonl.gz", ".ndjson")
-_HEX = re.compile(r"^[0-9a-fA-F]+$")
+SPAN_COLUMNS = ["row", "trace_id", "span_id", "parent_id", "name", "span_kind", "start_time"]
+ATTRIBUTE_COLUMNS = ["row", "key", "value", "vtype"]
+EVENT_COLUMNS = ["row", "event", "name", "time", "key", "value", "vtype"]
+SUPPORTED_SUFFIXES = (
+    ".parquet",
+    ".json",
+    ".jsonl",
+    ".jsonl.gz",
+    ".ndjson",
+    ".json.gz",
+    ".pb",
+    ".pb.gz",
+)
+MAX_JSON_OBJECT_BYTES = 2_000_000_000
+
+# --- DuckDB: one in-process connection per read, with the macros below -------------------
+
+_MACROS = r"""
+create or replace temp macro lara_id(x) as (
+    case
+        when x is null or trim(x::varchar) = '' then null
+        when regexp_full_match(trim(x::varchar), '0+') then null
+        when regexp_full_match(trim(x::varchar), '[0-9a-fA-F]{16}|[0-9a-fA-F]{32}')
+            then lower(trim(x::varchar))
+        when length(trim(x::varchar)) in (12, 24)
+            and regexp_full_match(trim(x::varchar), '[A-Za-z0-9+/]+=+')
+            and octet_length(try(from_base64(trim(x::varchar)))) in (8, 16)
+            then case
+                when regexp_full_match(lower(hex(from_base64(trim(x::varchar)))), '0+') then null
+                else lower(hex(from_base64(trim(x::varchar))))
+            end
+        else trim(x::varchar)
+    end
+);
+create or replace temp macro lara_vtype(t) as (
+    case
+        when t = 'VARCHAR' then 'string'
+        when t in ('BIGINT', 'UBIGINT', 'HUGEINT') then 'int'
+        when t = 'DOUBLE' then 'float'
+        when t = 'BOOLEAN' then 'bool'
+        else 'list'
+    end
+);
+"""
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with the ingest macros."""
+    con = duckdb.connect()
+    con.execute("set enable_progress_bar = false")
+    con.execute(_MACROS)
+    return con
+
+
+def normalize_ids(values: pd.Series) -> pd.Series:
+    """Span / trace ids as text: OTLP ids (hex, or base64 of 8 / 16 bytes) as lower-case hex;
+    all-zero ids (OTLP's "no parent") and blanks as null; other ids trimmed, as given."""
+    texts = pd.Series(values, dtype=object).map(
+        lambda v: v.hex() if isinstance(v, bytes) else v, na_action="ignore"
+    )
+    texts = pa.array(texts.where(texts.notna(), None).astype(object), pa.string(), from_pandas=True)
+    con = connect()
+    con.register("ids_in", pa.table({"x": texts}))
+    ids = con.sql("select lara_id(x) as id from ids_in").to_arrow_table().column("id")
+    return pd.Series(ids.to_pylist(), index=values.index, dtype=object)
+
+
+def micros_to_utc(values: pd.Series) -> pd.Series:
+    """Integer microseconds since the epoch (nullable) as UTC timestamps, exactly (no float)."""
+    whole = pd.Series(values, dtype="Int64")
+    raw = whole.to_numpy(dtype="int64", na_value=np.iinfo(np.int64).min)  # that value is NaT
+    stamps = pd.Series(raw.astype("datetime64[us]"), index=whole.index)
+    return stamps.dt.tz_localize("UTC")
+
+
+def utc_microseconds(values: Any) -> pd.Series:
+    """Timestamps of any precision as UTC, truncated to microseconds (the contract's unit).
+
+    Accepts datetimes (naive = UTC; any unit), ISO-8601 strings (any number of fraction
+    digits, any offset), and numbers since the epoch whose unit is told by their size:
+    below 1e11 seconds, below 1e14 milliseconds, below 1e17 microseconds, else nanoseconds
+    (OTLP's `*UnixNano`); integers stay exact. Unparseable values become NaT.
+    """
+    series = values if isinstance(values, pd.Series) else pd.Series(values)
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        stamps = pd.to_datetime(series, utc=True)
+        return stamps.dt.floor("us").dt.as_unit("us")
+    numbers = pd.to_numeric(series, errors="coerce", dtype_backend="numpy_nullable")
+    is_number = numbers.notna()
+    micros = pd.Series(pd.array([pd.NA] * len(series), dtype="Int64"), index=series.index)
+    if is_number.any():
+        magnitude = numbers.abs()
+        if pd.api.types.is_integer_dtype(numbers.dtype):
+            whole = numbers.astype("Int64")
+            micros = (
+                whole.where(magnitude >= 1e17, 0) // 1000
+                + whole.where((magnitude >= 1e14) & (magnitude < 1e17), 0)
+                + whole.where((magnitude >= 1e11) & (magnitude < 1e14), 0) * 1000
+                + whole.where(magnitude < 1e11, 0) * 1_000_000
+            ).where(is_number)
+        else:
+            factor = np.select(
+                [magnitude < 1e11, magnitude < 1e14, magnitude < 1e17],
+                [1e6, 1e3, 1.0],
+                default=1e-3,
+            )
+            micros = np.floor(numbers.astype("Float64") * factor).astype("Int64").where(is_number)
+    from_numbers = micros_to_utc(micros)
+    text = series.where(~is_number).astype(object)
+    text = text.where(text.notna(), None)
+    from_text = pd.to_datetime(text, utc=True, errors="coerce", format="mixed")
+    stamps = pd.Series(from_numbers, index=series.index).dt.as_unit("ns")
+    stamps = stamps.where(is_number, pd.Series(from_text, index=series.index).dt.as_unit("ns"))
+    return stamps.dt.floor("us").dt.as_unit("us")
+
+
+# --- the columnar span set ---------------------------------------------------------------
 
 
 @dataclass
 class SpanSet:
-    """The canonical span table and what reading it found."""
+    """The canonical span table (see the module doc) and what reading it found.
 
+    The attributes stay in DuckDB (table `attrs` of `con`, the long form), where the
+    adapters query them; `attributes` reads them out as a DataFrame.
+    """
+
+    con: duckdb.DuckDBPyConnection
     frame: pd.DataFrame
+    events: pd.DataFrame
     files: list[str] = field(default_factory=list)
     formats: dict[str, int] = field(default_factory=dict)
     dropped_duplicates: int = 0
     dropped_without_id: int = 0
+    attributes_table: str = "attrs"
+
+    @property
+    def attributes(self) -> pd.DataFrame:
+        return self.con.execute(
+            f"select row, key, value, vtype from {self.attributes_table} order by row, key"
+        ).df()
 
 
-# --- values ----------------------------------------------------------------------------
+def _empty(columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
 
 
-def _is_missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return value is pd.NaT
+@dataclass
+class _Batch:
+    """Spans read from one input; `attributes` a DataFrame or the name of a DuckDB table
+    (`row`, `key`, `value`, `vtype`) of the reading connection."""
+
+    frame: pd.DataFrame
+    attributes: pd.DataFrame | str
+    events: pd.DataFrame
 
 
-def _scalar(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, pd.Timestamp | dt.datetime):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode()
-    return value
+_batch_ids = itertools.count()
 
 
-def flatten_into(out: dict[str, Any], prefix: str, value: Any) -> None:
-    """Flatten `value` under `prefix`: dicts and lists of dicts to dotted keys."""
-    if _is_missing(value):
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            flatten_into(out, f"{prefix}.{key}" if prefix else str(key), item)
-        return
-    if isinstance(value, list | tuple | np.ndarray):
-        items = list(value)
-        if any(isinstance(item, dict) for item in items):
-            for index, item in enumerate(items):
-                flatten_into(out, f"{prefix}.{index}", item)
-        elif prefix:
-            out[prefix] = [_scalar(item) for item in items if not _is_missing(item)]
-        return
-    if prefix:
-        out[prefix] = _scalar(value)
+# --- flattening JSON values (DuckDB json_tree) ------------------------------------------
+
+# Leaves and lists of scalars of each JSON value, under a dotted key: objects and lists of
+# objects flatten to `a.b` / `a.0.b`; a list of scalars (or an empty list) stays one value.
+_FLATTEN_SQL = r"""
+with tree as (
+    select
+        s.row,
+        s.priority,
+        s.prefix,
+        t.id,
+        t.parent,
+        t.type,
+        t.value,
+        t.fullkey
+    from {source} as s, json_tree(s.j) as t
+),
+containers as (
+    select
+        row,
+        priority,
+        id,
+        bool_or(type in ('OBJECT', 'ARRAY')) as has_nested
+    from tree
+    group by all
+),
+parents as (
+    select
+        tree.*,
+        parent_node.type as parent_type,
+        coalesce(parent_box.has_nested, false) as parent_has_nested,
+        coalesce(own_box.has_nested, false) as own_has_nested
+    from tree
+    left join tree as parent_node
+        on parent_node.row = tree.row
+        and parent_node.priority = tree.priority
+        and parent_node.id = tree.parent
+    left join containers as parent_box
+        on parent_box.row = tree.row
+        and parent_box.priority = tree.priority
+        and parent_box.id = tree.parent
+    left join containers as own_box
+        on own_box.row = tree.row
+        and own_box.priority = tree.priority
+        and own_box.id = tree.id
+),
+kept as (
+    select
+        row,
+        priority,
+        prefix,
+        fullkey,
+        case when type = 'ARRAY' then value::varchar else value ->> '$' end as value,
+        lara_vtype(type) as vtype
+    from parents
+    where
+        type not in ('OBJECT', 'NULL')
+        and (type <> 'ARRAY' or not own_has_nested)
+        and not coalesce(parent_type = 'ARRAY' and not parent_has_nested, false)
+),
+keyed as (
+    select
+        row,
+        priority,
+        ltrim(
+            coalesce(prefix, '') || regexp_replace(
+                regexp_replace(substr(fullkey, 2), '\[(\d+)\]', '.\1', 'g'), '"', '', 'g'
+            ),
+            '.'
+        ) as key,
+        value,
+        vtype
+    from kept
+)
+select row, key, value, vtype, priority
+from keyed
+where key <> ''
+qualify row_number() over (partition by row, key order by priority desc) = 1
+"""
 
 
-def flatten(value: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    flatten_into(out, "", value)
-    return out
+def flatten_json(con: duckdb.DuckDBPyConnection, values: pd.DataFrame) -> pd.DataFrame:
+    """Flatten JSON texts to (row, key, value, vtype).
 
-
-def normalize_id(value: Any) -> str | None:
-    """Span / trace ids as strings: OTLP ids become lower-case hex; others stay as given."""
-    if _is_missing(value):
-        return None
-    if isinstance(value, bytes):
-        text = value.hex()
-    else:
-        text = str(_scalar(value)).strip()
-    if not text:
-        return None
-    if len(text) in (16, 32) and _HEX.match(text):
-        text = text.lower()
-    elif len(text) in (12, 24) and text.endswith("="):
-        try:
-            raw = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            raw = b""
-        if len(raw) in (8, 16):
-            text = raw.hex()
-    if set(text) == {"0"}:
-        return None  # OTLP's "no parent"
-    return text
-
-
-def get_attr(attributes: dict[str, Any], key: str | None) -> Any:
-    """An attribute by name; where absent, a path into a JSON-string attribute.
-
-    `metadata.lara_role` finds `{"lara_role": ...}` inside a `metadata` attribute
-    holding a JSON object string (OpenInference's layout for metadata).
+    `values` has columns `row`, `j` (JSON text), optional `prefix` (the dotted key the
+    value sits under) and `priority` (for one row and key, the highest priority wins).
     """
-    if not key:
-        return None
-    if key in attributes:
-        return attributes[key]
-    parts = key.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        head = ".".join(parts[:cut])
-        value = attributes.get(head)
-        if isinstance(value, str) and value.lstrip().startswith("{"):
-            try:
-                nested = flatten(json.loads(value))
-            except ValueError:
-                return None
-            return nested.get(".".join(parts[cut:]))
-    return None
+    if values.empty:
+        return _empty(ATTRIBUTE_COLUMNS)
+    table = pa.table(
+        {
+            "row": pa.array(values["row"].to_numpy(dtype="int64")),
+            "priority": pa.array(
+                values["priority"].to_numpy(dtype="int64")
+                if "priority" in values
+                else np.zeros(len(values), dtype="int64")
+            ),
+            "prefix": pa.array(
+                values["prefix"].astype(object).where(values["prefix"].notna(), None)
+                if "prefix" in values
+                else [None] * len(values),
+                pa.string(),
+            ),
+            "j": pa.array(values["j"].astype(object).where(values["j"].notna(), None), pa.string()),
+        }
+    )
+    con.register("json_in", table)
+    try:
+        source = "(select row, priority, prefix, j::json as j from json_in where json_valid(j))"
+        return con.execute(_FLATTEN_SQL.format(source=source)).df()
+    finally:
+        con.unregister("json_in")
 
 
-def indexed(attributes: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
-    """Items of a flattened list attribute: `prefix.{i}.{rest}` -> {i: {rest: value}}."""
-    start = prefix + "."
-    items: dict[int, dict[str, Any]] = {}
-    for key, value in attributes.items():
-        if not key.startswith(start):
-            continue
-        index, _, rest = key[len(start) :].partition(".")
-        if index.isdigit() and rest:
-            items.setdefault(int(index), {})[rest] = value
-    return dict(sorted(items.items()))
+# --- OTLP JSON (and protobuf, via its JSON mapping) --------------------------------------
+
+_CAMEL_TO_SNAKE = {
+    "resourceSpans": "resource_spans",
+    "scopeSpans": "scope_spans",
+    "traceId": "trace_id",
+    "spanId": "span_id",
+    "parentSpanId": "parent_span_id",
+    "startTimeUnixNano": "start_time_unix_nano",
+    "timeUnixNano": "time_unix_nano",
+    "stringValue": "string_value",
+    "intValue": "int_value",
+    "doubleValue": "double_value",
+    "boolValue": "bool_value",
+    "bytesValue": "bytes_value",
+    "arrayValue": "array_value",
+    "kvlistValue": "kvlist_value",
+}
 
 
-def parse_json_value(value: Any) -> Any:
-    """A JSON string parsed (objects and lists); anything else unchanged."""
-    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+class _Names:
+    """OTLP JSON field names in one spelling: camelCase (the OTLP JSON encoding, protobuf's
+    json_format) or snake_case (protobuf's field names, `preserving_proto_field_name`)."""
+
+    def __init__(self, camel: bool) -> None:
+        self.camel = camel
+
+    def __getattr__(self, name: str) -> str:
+        return name if self.camel else _CAMEL_TO_SNAKE[name]
+
+    def structure(self) -> str:
+        """The `from_json` structure of an ExportTraceServiceRequest."""
+        n = self
+        any_value = (
+            f'{{"{n.stringValue}":"VARCHAR","{n.intValue}":"VARCHAR",'
+            f'"{n.doubleValue}":"VARCHAR","{n.boolValue}":"BOOLEAN","{n.bytesValue}":"VARCHAR",'
+            f'"{n.arrayValue}":"JSON","{n.kvlistValue}":"JSON"}}'
+        )
+        kvs = '[{"key":"VARCHAR","value":' + any_value + "}]"
+        event = f'{{"{n.timeUnixNano}":"VARCHAR","name":"VARCHAR","attributes":{kvs}}}'
+        span = (
+            f'{{"{n.traceId}":"VARCHAR","{n.spanId}":"VARCHAR","{n.parentSpanId}":"VARCHAR",'
+            f'"name":"VARCHAR","{n.startTimeUnixNano}":"VARCHAR","attributes":{kvs},'
+            f'"events":[{event}]}}'
+        )
+        scope = '{"spans":[' + span + "]}"
+        # `instrumentationLibrarySpans`: OTLP before 0.15 (camelCase JSON only).
+        legacy = ',"instrumentationLibrarySpans":[' + scope + "]" if self.camel else ""
+        resource = (
+            '{"resource":{"attributes":'
+            + kvs
+            + f'}},"{n.scopeSpans}":['
+            + scope
+            + "]"
+            + legacy
+            + "}"
+        )
+        return f'{{"{n.resourceSpans}":[' + resource + "]}"
+
+    def scopes(self, alias: str) -> str:
+        if self.camel:
+            return f"coalesce({alias}.scopeSpans, {alias}.instrumentationLibrarySpans)"
+        return f"{alias}.scope_spans"
 
 
-# --- OTLP JSON --------------------------------------------------------------------------
+def _otlp_spans_sql(n: _Names) -> str:
+    """Spans of the requests in `otlp_docs` (one spelling) with their attribute lists."""
+    return f"""
+with requests as (
+    select doc_no, from_json(doc, '{n.structure()}') as r
+    from otlp_docs
+    where camel = {str(n.camel).lower()}
+),
+resources as (
+    select
+        doc_no,
+        unnest(r.{n.resourceSpans}) as rs,
+        generate_subscripts(r.{n.resourceSpans}, 1) as rs_no
+    from requests
+),
+scopes as (
+    select
+        doc_no,
+        rs_no,
+        rs.resource.attributes as resource_attributes,
+        unnest({n.scopes("rs")}) as ss,
+        generate_subscripts({n.scopes("rs")}, 1) as ss_no
+    from resources
+),
+spans as (
+    select
+        doc_no,
+        rs_no,
+        ss_no,
+        resource_attributes,
+        unnest(ss.spans) as s,
+        generate_subscripts(ss.spans, 1) as span_no
+    from scopes
+)
+select
+    doc_no,
+    rs_no,
+    ss_no,
+    span_no,
+    lara_id(s.{n.traceId}) as trace_id,
+    lara_id(s.{n.spanId}) as span_id,
+    lara_id(s.{n.parentSpanId}) as parent_id,
+    s.name as name,
+    null::varchar as span_kind,
+    (try_cast(s.{n.startTimeUnixNano} as hugeint) // 1000)::bigint as start_us,
+    list_transform(resource_attributes, lambda a: {{'key': a.key, {_value_struct(n, "a")}}})
+        as resource_attributes,
+    list_transform(s.attributes, lambda a: {{'key': a.key, {_value_struct(n, "a")}}})
+        as attributes,
+    list_transform(
+        s.events,
+        lambda e: {{
+            'name': e.name,
+            'time_us': (try_cast(e.{n.timeUnixNano} as hugeint) // 1000)::bigint,
+            'attributes': list_transform(
+                e.attributes, lambda a: {{'key': a.key, {_value_struct(n, "a")}}}
+            )
+        }}
+    ) as events
+from spans
+"""
+
+
+def _value_struct(n: _Names, a: str) -> str:
+    """SQL struct fields `vtype`, `value` of the OTLP AnyValue `{a}.value`: scalars as text,
+    arrays of scalars as a JSON list; kvlists and arrays holding objects or arrays are
+    `structured` (their OTLP JSON, converted per value afterwards)."""
+    v = f"{a}.value"
+    array = f"{v}.{n.arrayValue}"
+    nested = (
+        f"(contains({array}::varchar, '\"{n.kvlistValue}\"') "
+        f"or contains({array}::varchar, '\"{n.arrayValue}\"'))"
+    )
+    item = " , ".join(
+        f"json_extract(x, '$.{name}')"
+        for name in (n.stringValue, n.intValue, n.doubleValue, n.boolValue)
+    )
+    return f"""'vtype': case
+            when {v}.{n.stringValue} is not null then 'string'
+            when {v}.{n.intValue} is not null then 'int'
+            when {v}.{n.doubleValue} is not null then 'float'
+            when {v}.{n.boolValue} is not null then 'bool'
+            when {v}.{n.bytesValue} is not null then 'string'
+            when {array} is not null and not {nested} then 'list'
+            when {array} is not null or {v}.{n.kvlistValue} is not null then 'structured'
+        end,
+        'value': case
+            when {v}.{n.stringValue} is not null then {v}.{n.stringValue}
+            when {v}.{n.intValue} is not null then {v}.{n.intValue}
+            when {v}.{n.doubleValue} is not null then {v}.{n.doubleValue}
+            when {v}.{n.boolValue} is not null
+                then case when {v}.{n.boolValue} then 'true' else 'false' end
+            when {v}.{n.bytesValue} is not null then {v}.{n.bytesValue}
+            when {array} is not null and not {nested} then to_json(list_transform(
+                coalesce(json_extract({array}, '$.values[*]'), []),
+                lambda x: coalesce({item})
+            ))::varchar
+            when {array} is not null then json_object('{n.arrayValue}', {array})::varchar
+            else json_object('{n.kvlistValue}', {v}.{n.kvlistValue})::varchar
+        end"""
+
+
+_OTLP_ATTRIBUTES_SQL = """
+with attrs as (
+    select row, 0 as priority, unnest(resource_attributes) as a from otlp_spans
+    union all
+    select row, 1 as priority, unnest(attributes) as a from otlp_spans
+)
+select row, a.key as key, a.value as value, a.vtype as vtype, priority
+from attrs
+where a.key is not null and a.vtype is not null
+"""
+
+_OTLP_EVENTS_SQL = """
+with events as (
+    select row, unnest(events) as e, generate_subscripts(events, 1) - 1 as event
+    from otlp_spans
+),
+attrs as (
+    select row, event, e.name as name, e.time_us as time, unnest(e.attributes) as a
+    from events
+)
+select row, event, name, time, a.key as key, a.value as value, a.vtype as vtype
+from attrs
+"""
 
 
 def _any_value(value: Any) -> Any:
-    """An OTLP `AnyValue` (JSON) as a Python value."""
+    """An OTLP `AnyValue` (JSON) as a plain value (only for structured values)."""
     if not isinstance(value, dict):
         return value
-    for key in ("stringValue", "string_value"):
-        if key in value:
-            return value[key]
-    for key in ("boolValue", "bool_value"):
-        if key in value:
-            return bool(value[key])
-    for key in ("intValue", "int_value"):
-        if key in value:
-            return int(value[key])
-    for key in ("doubleValue", "double_value"):
-        if key in value:
-            return float(value[key])
-    for key in ("arrayValue", "array_value"):
-        if key in value:
-            return [_any_value(item) for item in (value[key] or {}).get("values", [])]
-    for key in ("kvlistValue", "kvlist_value"):
-        if key in value:
-            return _key_values((value[key] or {}).get("values", []))
-    for key in ("bytesValue", "bytes_value"):
-        if key in value:
-            return value[key]
+    for camel, snake in (("stringValue", "string_value"), ("bytesValue", "bytes_value")):
+        if camel in value or snake in value:
+            return value.get(camel, value.get(snake))
+    for camel, snake in (("boolValue", "bool_value"),):
+        if camel in value or snake in value:
+            return bool(value.get(camel, value.get(snake)))
+    for camel, snake in (("intValue", "int_value"),):
+        if camel in value or snake in value:
+            return int(value.get(camel, value.get(snake)))
+    for camel, snake in (("doubleValue", "double_value"),):
+        if camel in value or snake in value:
+            return float(value.get(camel, value.get(snake)))
+    for camel, snake in (("arrayValue", "array_value"),):
+        if camel in value or snake in value:
+            items = (value.get(camel) or value.get(snake) or {}).get("values", [])
+            return [_any_value(item) for item in items]
+    for camel, snake in (("kvlistValue", "kvlist_value"),):
+        if camel in value or snake in value:
+            items = (value.get(camel) or value.get(snake) or {}).get("values", [])
+            return {item.get("key"): _any_value(item.get("value", {})) for item in items}
     return None
 
 
-def _key_values(items: Iterable[dict]) -> dict[str, Any]:
-    return {item["key"]: _any_value(item.get("value", {})) for item in items or []}
-
-
-def _get(mapping: dict, camel: str, snake: str, default: Any = None) -> Any:
-    if camel in mapping:
-        return mapping[camel]
-    return mapping.get(snake, default)
-
-
-def is_otlp_document(document: Any) -> bool:
-    return isinstance(document, dict) and (
-        "resourceSpans" in document or "resource_spans" in document
-    )
-
-
-def _otlp_rows(document: dict) -> Iterator[dict[str, Any]]:
-    for resource_spans in _get(document, "resourceSpans", "resource_spans", []) or []:
-        resource = _key_values((resource_spans.get("resource") or {}).get("attributes", []))
-        scopes = (
-            _get(resource_spans, "scopeSpans", "scope_spans")
-            or resource_spans.get("instrumentationLibrarySpans")
-            or []
-        )
-        for scope_spans in scopes:
-            for span in scope_spans.get("spans", []) or []:
-                attributes: dict[str, Any] = {}
-                flatten_into(attributes, "", resource)
-                flatten_into(attributes, "", _key_values(span.get("attributes", [])))
-                events = []
-                for event in span.get("events", []) or []:
-                    time = _get(event, "timeUnixNano", "time_unix_nano")
-                    events.append(
-                        {
-                            "name": event.get("name"),
-                            "time": pd.Timestamp(int(time), unit="ns", tz="UTC")
-                            if time not in (None, "", "0", 0)
-                            else None,
-                            "attributes": flatten(_key_values(event.get("attributes", []))),
-                        }
-                    )
-                yield {
-                    "trace_id": normalize_id(_get(span, "traceId", "trace_id")),
-                    "span_id": normalize_id(_get(span, "spanId", "span_id")),
-                    "parent_id": normalize_id(_get(span, "parentSpanId", "parent_span_id")),
-                    "name": span.get("name"),
-                    "span_kind": None,
-                    "start_time": int(_get(span, "startTimeUnixNano", "start_time_unix_nano", 0)),
-                    "attributes": attributes,
-                    "events": events,
-                }
-
-
-def _otlp_frame(documents: Iterable[dict]) -> pd.DataFrame:
-    rows = [row for document in documents for row in _otlp_rows(document)]
-    frame = pd.DataFrame.from_records(rows, columns=SPAN_COLUMNS)
-    frame["start_time"] = pd.to_datetime(frame["start_time"].astype("int64"), unit="ns", utc=True)
-    return frame
-
-
-# --- Phoenix spans dataframe -------------------------------------------------------------
-
-
-def _first_column(frame: pd.DataFrame, *names: str) -> pd.Series:
-    for name in names:
-        if name in frame.columns:
-            return frame[name]
-    return pd.Series([None] * len(frame), index=frame.index, dtype=object)
-
-
-def _utc(value: Any) -> pd.Timestamp | None:
-    if _is_missing(value):
-        return None
-    stamp = pd.Timestamp(value)
-    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
-
-
-def _phoenix_events(value: Any) -> list[dict[str, Any]]:
-    value = parse_json_value(value)
-    if not isinstance(value, list | tuple | np.ndarray):
-        return []
-    events = []
-    for event in value:
-        if not isinstance(event, dict):
-            continue
-        attributes = parse_json_value(event.get("attributes"))
-        events.append(
-            {
-                "name": event.get("name"),
-                "time": _utc(event.get("timestamp", event.get("time"))),
-                "attributes": flatten(attributes) if isinstance(attributes, dict) else {},
-            }
-        )
-    return events
-
-
-def phoenix_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A Phoenix spans dataframe as the canonical span table."""
-    if frame.index.name and frame.index.name not in frame.columns:
-        frame = frame.reset_index()
-    attribute_columns = [c for c in frame.columns if c.startswith("attributes.")]
-    nested = _first_column(frame, "attributes")
-    records = frame[attribute_columns].to_dict("records") if attribute_columns else None
-    attributes_list = []
-    for position in range(len(frame)):
-        attributes: dict[str, Any] = {}
-        blob = parse_json_value(nested.iat[position])
-        if isinstance(blob, dict):
-            flatten_into(attributes, "", blob)
-        if records is not None:
-            for column, value in records[position].items():
-                flatten_into(attributes, column[len("attributes.") :], value)
-        attributes_list.append(attributes)
-    start = pd.to_datetime(_first_column(frame, "start_time"), utc=True, format="mixed")
-    out = pd.DataFrame(
+def _structured(con: duckdb.DuckDBPyConnection, structured: pd.DataFrame) -> pd.DataFrame:
+    """Structured OTLP values (kvlists, arrays of kvlists / arrays) flattened under their key."""
+    # One OTLP AnyValue JSON per structured attribute; rare (OpenInference flattens its
+    # objects into dotted keys), so converted value by value.
+    converted = pd.DataFrame(
         {
-            "trace_id": _first_column(frame, "context.trace_id", "trace_id").map(normalize_id),
-            "span_id": _first_column(frame, "context.span_id", "span_id").map(normalize_id),
-            "parent_id": _first_column(frame, "parent_id", "parent_span_id").map(normalize_id),
-            "name": _first_column(frame, "name").astype(object),
-            "span_kind": _first_column(frame, "span_kind").astype(object),
-            "start_time": start.to_numpy(),
-            "attributes": attributes_list,
-            "events": [_phoenix_events(v) for v in _first_column(frame, "events")],
+            "row": structured["row"].to_numpy(),
+            "prefix": structured["key"].to_numpy(),
+            "priority": structured["priority"].to_numpy(),
+            "j": [json.dumps(_any_value(json.loads(text))) for text in structured["value"]],
         }
     )
-    out["start_time"] = pd.to_datetime(out["start_time"], utc=True)
-    return out[SPAN_COLUMNS]
+    return flatten_json(con, converted)
+
+
+def _otlp_batch(con: duckdb.DuckDBPyConnection) -> _Batch:
+    """The OTLP requests in temp table `otlp_docs(doc_no, doc, camel)` as a batch."""
+    parts = [
+        _otlp_spans_sql(_Names(camel))
+        for (camel,) in con.execute("select distinct camel from otlp_docs").fetchall()
+    ]
+    con.execute(
+        "create or replace temp table otlp_spans as "
+        "select (row_number() over (order by doc_no, rs_no, ss_no, span_no) - 1)::bigint as row, "
+        "* exclude (doc_no, rs_no, ss_no, span_no) "
+        f"from ({' union all '.join(parts)})"
+    )
+    frame = con.execute(
+        "select row, trace_id, span_id, parent_id, name, span_kind, start_us "
+        "from otlp_spans order by row"
+    ).df()
+    frame["start_time"] = micros_to_utc(frame.pop("start_us"))
+    table = f"batch_attrs_{next(_batch_ids)}"
+    con.execute(f"create temp table {table} as {_OTLP_ATTRIBUTES_SQL}")
+    structured = con.execute(
+        f"select row, key, value, vtype, priority from {table} where vtype = 'structured'"
+    ).df()
+    if not structured.empty:
+        flat = _structured(con, structured)
+        con.register("structured_flat", flat[["row", "key", "value", "vtype", "priority"]])
+        con.execute(
+            f"delete from {table} where vtype = 'structured'; "
+            f"insert into {table} select row, key, value, vtype, priority from structured_flat"
+        )
+        con.unregister("structured_flat")
+    con.execute(
+        f"create or replace temp table {table} as select row, key, value, vtype from {table} "
+        "qualify row_number() over (partition by row, key order by priority desc) = 1"
+    )
+    attributes = table
+    events = con.execute(_OTLP_EVENTS_SQL).df()
+    events = events[events["vtype"] != "structured"]
+    events["time"] = micros_to_utc(events["time"])
+    return _Batch(frame, attributes, events[EVENT_COLUMNS].reset_index(drop=True))
+
+
+# --- Phoenix spans dataframe --------------------------------------------------------------
+
+_CONTEXT = {
+    "trace_id": ("context.trace_id", "trace_id"),
+    "span_id": ("context.span_id", "span_id"),
+    "parent_id": ("parent_id", "parent_span_id"),
+    "name": ("name",),
+    "span_kind": ("span_kind",),
+    "start_time": ("start_time",),
+    "events": ("events",),
+}
+
+
+def _column(table: pa.Table, names: Sequence[str]) -> pa.ChunkedArray | None:
+    for name in names:
+        if name in table.column_names:
+            return table.column(name)
+    return None
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _scalar_vtype(kind: pa.DataType) -> str | None:
+    """The vtype of an Arrow scalar column, None for nested ones (lists, structs, maps)."""
+    if _is_text(kind) or pa.types.is_temporal(kind) or pa.types.is_dictionary(kind):
+        return "string"
+    if pa.types.is_boolean(kind):
+        return "bool"
+    if pa.types.is_integer(kind):
+        return "int"
+    if pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+        return "float"
+    return None
+
+
+def _json_texts(con: duckdb.DuckDBPyConnection, column: pa.ChunkedArray) -> pa.Array:
+    """A nested Arrow column as JSON text per row (DuckDB's to_json); text stays text."""
+    if _is_text(column.type):
+        return column.combine_chunks().cast(pa.string())
+    con.register("to_json_in", pa.table({"c": column}))
+    try:
+        return (
+            con.sql("select to_json(c)::varchar as j from to_json_in")
+            .to_arrow_table()["j"]
+            .combine_chunks()
+        )
+    finally:
+        con.unregister("to_json_in")
+
+
+def _attribute_columns(con: duckdb.DuckDBPyConnection, table: pa.Table) -> pd.DataFrame:
+    """Attributes of a Phoenix table in long form.
+
+    The nested `attributes` column (an object or a JSON string) has priority 0, the
+    `attributes.<name>` columns priority 1 (they win for the same key). Scalar columns
+    become rows directly; nested ones (lists, structs) are flattened by `flatten_json`.
+    """
+    rows = pa.array(np.arange(table.num_rows, dtype="int64"))
+    scalars: list[pa.Table] = []
+    nested: list[pa.Table] = []
+    for name in table.column_names:
+        if name != "attributes" and not name.startswith("attributes."):
+            continue
+        column = table.column(name)
+        prefix = name[len("attributes.") :] if name != "attributes" else ""
+        priority = 0 if name == "attributes" else 1
+        vtype = _scalar_vtype(column.type) if name != "attributes" else None
+        if vtype is not None:
+            if pa.types.is_dictionary(column.type):
+                column = column.cast(column.type.value_type)
+            values = column.combine_chunks()
+            if pa.types.is_boolean(values.type):
+                text = pa.compute.if_else(values, "true", "false")
+            else:
+                text = values.cast(pa.string())
+            scalars.append(
+                pa.table(
+                    {
+                        "row": rows,
+                        "key": pa.array([prefix] * table.num_rows, pa.string()),
+                        "value": text,
+                        "vtype": pa.array([vtype] * table.num_rows, pa.string()),
+                        "priority": pa.array(np.full(table.num_rows, priority, dtype="int64")),
+                    }
+                ).filter(pa.compute.is_valid(text))
+            )
+        else:
+            nested.append(
+                pa.table(
+                    {
+                        "row": rows,
+                        "priority": pa.array(np.full(table.num_rows, priority, dtype="int64")),
+                        "prefix": pa.array([prefix] * table.num_rows, pa.string()),
+                        "j": _json_texts(con, column),
+                    }
+                )
+            )
+    parts = [t.to_pandas() for t in scalars]
+    if nested:
+        values = pa.concat_tables(nested).to_pandas()
+        parts.append(flatten_json(con, values[values["j"].notna()]))
+    if not parts:
+        return _empty(ATTRIBUTE_COLUMNS)
+    frame = pd.concat(parts, ignore_index=True)
+    frame = frame.sort_values(["row", "priority"], kind="stable").drop_duplicates(
+        ["row", "key"], keep="last"
+    )
+    return frame[ATTRIBUTE_COLUMNS].reset_index(drop=True)
+
+
+def phoenix_batch(con: duckdb.DuckDBPyConnection, table: pa.Table) -> _Batch:
+    """A Phoenix spans dataframe (an Arrow table) as a batch."""
+    n = table.num_rows
+    frame = pd.DataFrame({"row": np.arange(n, dtype="int64")})
+    for target in ("trace_id", "span_id", "parent_id", "name", "span_kind"):
+        column = _column(table, _CONTEXT[target])
+        values = (
+            pd.Series(column.to_pylist(), dtype=object)
+            if column is not None
+            else pd.Series([None] * n, dtype=object)
+        )
+        frame[target] = values
+    for target in ("trace_id", "span_id", "parent_id"):
+        frame[target] = normalize_ids(frame[target])
+    start = _column(table, _CONTEXT["start_time"])
+    frame["start_time"] = (
+        utc_microseconds(start.to_pandas())
+        if start is not None
+        else pd.Series(pd.NaT, index=frame.index, dtype="datetime64[us, UTC]")
+    )
+    events_column = _column(table, _CONTEXT["events"])
+    events = (
+        _phoenix_events(con, _json_texts(con, events_column))
+        if events_column is not None
+        else _empty(EVENT_COLUMNS)
+    )
+    return _Batch(frame[SPAN_COLUMNS], _attribute_columns(con, table), events)
+
+
+_PHOENIX_EVENTS_SQL = """
+with parsed as (
+    select
+        row,
+        case
+            when json_type(j::json) = 'VARCHAR' then (j::json ->> '$')::json
+            else j::json
+        end as j
+    from events_in
+    where json_valid(j)
+),
+events as (
+    select
+        row,
+        unnest(j::json[]) as e,
+        generate_subscripts(j::json[], 1) - 1 as event
+    from parsed
+    where json_type(j) = 'ARRAY'
+)
+select
+    row,
+    event,
+    e ->> 'name' as name,
+    coalesce(e ->> 'timestamp', e ->> 'time') as time,
+    case
+        when json_type(e -> 'attributes') = 'VARCHAR' then e ->> 'attributes'
+        else (e -> 'attributes')::varchar
+    end as j
+from events
+"""
+
+
+def _phoenix_events(con: duckdb.DuckDBPyConnection, texts: pa.Array) -> pd.DataFrame:
+    """Phoenix's `events` column (a list of {name, timestamp, attributes}) in long form."""
+    rows = pa.array(np.arange(len(texts), dtype="int64"))
+    con.register("events_in", pa.table({"row": rows, "j": texts}))
+    try:
+        events = con.execute(_PHOENIX_EVENTS_SQL).df()
+    finally:
+        con.unregister("events_in")
+    if events.empty:
+        return _empty(EVENT_COLUMNS)
+    events["entity"] = np.arange(len(events), dtype="int64")
+    flat = flatten_json(con, pd.DataFrame({"row": events["entity"], "j": events["j"]}))
+    flat = flat.rename(columns={"row": "entity"})
+    out = events[["entity", "row", "event", "name", "time"]].merge(flat, on="entity", how="left")
+    out["time"] = utc_microseconds(out["time"])
+    return out[EVENT_COLUMNS].reset_index(drop=True)
+
+
+_PHOENIX_ROWS_SQL = """
+create or replace temp table phoenix_rows as
+select
+    doc_no as row,
+    coalesce(doc ->> '$."context.trace_id"', doc ->> '$.trace_id',
+             doc -> '$.context' ->> '$.trace_id') as trace_id,
+    coalesce(doc ->> '$."context.span_id"', doc ->> '$.span_id',
+             doc -> '$.context' ->> '$.span_id') as span_id,
+    coalesce(doc ->> '$.parent_id', doc ->> '$.parent_span_id') as parent_id,
+    doc ->> '$.name' as name,
+    doc ->> '$.span_kind' as span_kind,
+    doc ->> '$.start_time' as start_time,
+    (doc -> '$.events')::varchar as events,
+    doc
+from docs_all
+"""
+
+# Top-level keys `attributes` / `attributes.<name>` of each row (JSON pointer, so that any
+# key is addressed without quoting).
+_PHOENIX_ROW_ATTRIBUTES_SQL = """
+with keys as (
+    select row, doc, unnest(json_keys(doc)) as key
+    from phoenix_rows
+)
+select
+    row,
+    case when key = 'attributes' then 0 else 1 end as priority,
+    case when key = 'attributes' then '' else substr(key, length('attributes.') + 1) end
+        as prefix,
+    case
+        when key = 'attributes' and json_type(json_extract(doc, '/' || key)) = 'VARCHAR'
+            then json_extract_string(doc, '/' || key)
+        else json_extract(doc, '/' || replace(replace(key, '~', '~0'), '/', '~1'))::varchar
+    end as j
+from keys
+where key = 'attributes' or starts_with(key, 'attributes.')
+"""
+
+
+def _phoenix_rows_batch(con: duckdb.DuckDBPyConnection) -> _Batch:
+    """Phoenix span rows held as JSON documents in `docs_all` as a batch."""
+    con.execute(_PHOENIX_ROWS_SQL)
+    frame = con.execute(
+        "select row, trace_id, span_id, parent_id, name, span_kind, start_time, events "
+        "from phoenix_rows order by row"
+    ).df()
+    for target in ("trace_id", "span_id", "parent_id"):
+        frame[target] = normalize_ids(frame[target])
+    frame["start_time"] = utc_microseconds(frame["start_time"])
+    values = con.execute(_PHOENIX_ROW_ATTRIBUTES_SQL).df()
+    attributes = flatten_json(con, values)
+    attributes = attributes.sort_values(["row", "priority"], kind="stable").drop_duplicates(
+        ["row", "key"], keep="last"
+    )
+    events = _phoenix_events(con, pa.array(frame.pop("events").astype(object), pa.string()))
+    return _Batch(frame[SPAN_COLUMNS], attributes[ATTRIBUTE_COLUMNS].reset_index(drop=True), events)
 
 
 # --- files ------------------------------------------------------------------------------
@@ -371,51 +877,194 @@ def _iter_files(src: Path) -> list[Path]:
     return files
 
 
-def _read_lines(path: Path) -> list[Any]:
+def _protobuf_json(path: Path) -> str:
+    """An OTLP protobuf file (one ExportTraceServiceRequest / TracesData) as OTLP JSON."""
+    try:
+        from google.protobuf import json_format
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+    except ImportError as error:  # pragma: no cover - the `ingest` extra is missing
+        raise ValueError(
+            f"lara ingest: reading {path} needs opentelemetry-proto (pip install 'lara[ingest]')"
+        ) from error
     opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    with opener(path, "rb") as handle:
+        payload = handle.read()
+    message = ExportTraceServiceRequest()
+    try:
+        message.ParseFromString(payload)
+    except Exception as error:  # protobuf's DecodeError
+        raise ValueError(f"lara ingest: {path} is not an OTLP protobuf trace export") from error
+    return json_format.MessageToJson(message, indent=None)
 
 
-def _read_file(path: Path) -> tuple[pd.DataFrame, str]:
+def documents_batch(
+    con: duckdb.DuckDBPyConnection, texts: Sequence[str], origin: str
+) -> tuple[_Batch, str]:
+    """JSON documents (OTLP requests, or Phoenix span rows) as a batch, with their kind."""
+    array = pa.array(list(texts), pa.large_string())
+    # Record batches of a few documents each, so that DuckDB parses them in parallel.
+    batches = [pa.record_batch([array.slice(i, 8)], names=["doc"]) for i in range(0, len(array), 8)]
+    con.register(
+        "texts_in", pa.Table.from_batches(batches, pa.schema([("doc", pa.large_string())]))
+    )
+    try:
+        return _documents_batch(con, "select doc from texts_in", origin)
+    finally:
+        con.unregister("texts_in")
+
+
+def _documents_batch(
+    con: duckdb.DuckDBPyConnection, relation: str, origin: str
+) -> tuple[_Batch, str]:
+    con.execute(
+        f"""
+        create or replace temp table docs_all as
+        with raw as (
+            select (row_number() over ()) as src_no, doc::varchar as doc from ({relation})
+        ),
+        typed as (
+            select src_no, doc, json_type(doc) = 'ARRAY' as is_array from raw
+        ),
+        expanded as (
+            select src_no, 0 as item_no, doc from typed where not is_array
+            union all
+            select
+                src_no,
+                generate_subscripts(doc::json[], 1) as item_no,
+                unnest(doc::json[])::varchar as doc
+            from typed
+            where is_array
+        )
+        select
+            (row_number() over (order by src_no, item_no) - 1)::bigint as doc_no,
+            doc,
+            json_exists(doc, '$.resourceSpans') as camel,
+            json_exists(doc, '$.resource_spans') as snake
+        from expanded
+        """
+    )
+    otlp, total = con.execute(
+        "select count(*) filter (where camel or snake), count(*) from docs_all"
+    ).fetchone()
+    if otlp and otlp < total:
+        raise ValueError(f"lara ingest: {origin} mixes OTLP requests and span rows")
+    if total == 0:
+        return _Batch(_empty(SPAN_COLUMNS), _empty(ATTRIBUTE_COLUMNS), _empty(EVENT_COLUMNS)), (
+            "empty"
+        )
+    if otlp:
+        con.execute(
+            "create or replace temp table otlp_docs as select doc_no, doc, camel from docs_all"
+        )
+        return _otlp_batch(con), "otlp_json"
+    con.execute(
+        "create or replace temp table docs_all as select doc_no, doc::json as doc from docs_all"
+    )
+    return _phoenix_rows_batch(con), "phoenix_json"
+
+
+def _read_file(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[_Batch, str]:
     name = path.name
     if name.endswith(".parquet"):
-        return phoenix_frame(pd.read_parquet(path)), "phoenix_parquet"
-    if name.endswith(".json"):
-        document = json.loads(path.read_text(encoding="utf-8"))
-        documents = document if isinstance(document, list) else [document]
-    else:
-        documents = _read_lines(path)
-    otlp = [d for d in documents if is_otlp_document(d)]
-    rows = [d for d in documents if not is_otlp_document(d)]
-    if otlp and rows:
-        raise ValueError(f"lara ingest: {path} mixes OTLP requests and span rows")
-    if otlp:
-        return _otlp_frame(otlp), "otlp_json"
-    if not rows:
-        return pd.DataFrame(columns=SPAN_COLUMNS), "empty"
-    return phoenix_frame(pd.DataFrame.from_records(rows)), "phoenix_json"
+        return phoenix_batch(con, pq.read_table(path)), "phoenix_parquet"
+    if name.endswith((".pb", ".pb.gz")):
+        batch, _ = documents_batch(con, [_protobuf_json(path)], str(path))
+        return batch, "otlp_protobuf"
+    relation = (
+        "select json::varchar as doc from read_json_objects(?, format = 'auto', "
+        f"maximum_object_size = {MAX_JSON_OBJECT_BYTES})"
+    )
+    try:
+        con.execute(f"create or replace temp table file_docs as {relation}", [str(path)])
+    except duckdb.Error as error:
+        raise ValueError(f"lara ingest: {path} is not JSON / JSON Lines: {error}") from error
+    return _documents_batch(con, "select doc from file_docs", str(path))
 
 
-def read_spans(src: Path) -> SpanSet:
-    """Every span under `src` as the canonical span table (duplicates by span id dropped)."""
-    frames = []
-    result = SpanSet(frame=pd.DataFrame(columns=SPAN_COLUMNS))
-    for path in _iter_files(Path(src)):
-        frame, kind = _read_file(path)
-        result.files.append(str(path))
-        result.formats[kind] = result.formats.get(kind, 0) + 1
-        if len(frame):
-            frames.append(frame)
-    if frames:
-        frame = pd.concat(frames, ignore_index=True)
-    else:
-        frame = pd.DataFrame(columns=SPAN_COLUMNS)
-    frame["start_time"] = pd.to_datetime(frame["start_time"], utc=True)
+def span_set(
+    con: duckdb.DuckDBPyConnection, batches: Iterable[_Batch], result: SpanSet | None = None
+) -> SpanSet:
+    """The batches as one span set: spans without ids dropped, repeated span ids read once
+    (the first kept), rows renumbered 0..n-1 in reading order."""
+    frames, events, offset = [], [], 0
+    con.execute(
+        "create or replace temp table all_attrs "
+        "(row bigint, key varchar, value varchar, vtype varchar)"
+    )
+    for batch in batches:
+        if batch.frame.empty:
+            continue
+        frames.append(batch.frame.assign(row=batch.frame["row"].to_numpy() + offset))
+        if not batch.events.empty:
+            events.append(batch.events.assign(row=batch.events["row"].to_numpy() + offset))
+        if isinstance(batch.attributes, str):
+            source = batch.attributes
+        else:
+            source = "batch_attrs_frame"
+            con.register(source, batch.attributes[ATTRIBUTE_COLUMNS])
+        con.execute(
+            f"insert into all_attrs select row + {int(offset)}, key, value, vtype from {source}"
+        )
+        if isinstance(batch.attributes, str):
+            con.execute(f"drop table {source}")
+        else:
+            con.unregister(source)
+        offset += len(batch.frame)
+    frame = pd.concat(frames, ignore_index=True) if frames else _empty(SPAN_COLUMNS)
     has_ids = frame["span_id"].notna() & frame["trace_id"].notna()
+    result = result or SpanSet(con, _empty(SPAN_COLUMNS), _empty(EVENT_COLUMNS))
+    result.con = con
     result.dropped_without_id = int((~has_ids).sum())
     frame = frame[has_ids]
     duplicated = frame["span_id"].duplicated(keep="first")
     result.dropped_duplicates = int(duplicated.sum())
-    result.frame = frame[~duplicated].reset_index(drop=True)
+    frame = frame[~duplicated]
+    renumber = pd.DataFrame(
+        {"old": frame["row"].to_numpy(dtype="int64"), "new": np.arange(len(frame), dtype="int64")}
+    )
+    con.register("renumber", renumber)
+    con.execute(
+        "create or replace temp table attrs as "
+        "select r.new as row, a.key, a.value, a.vtype "
+        "from all_attrs as a join renumber as r on r.old = a.row; "
+        "drop table all_attrs"
+    )
+    con.unregister("renumber")
+    mapping = pd.Series(renumber["new"].to_numpy(), index=renumber["old"].to_numpy())
+    if events:
+        all_events = pd.concat(events, ignore_index=True)
+        all_events = all_events[all_events["row"].isin(mapping.index)]
+        result.events = all_events.assign(
+            row=mapping.reindex(all_events["row"].to_numpy()).to_numpy()
+        ).reset_index(drop=True)
+    else:
+        result.events = _empty(EVENT_COLUMNS)
+    result.frame = frame.assign(row=renumber["new"].to_numpy()).reset_index(drop=True)
+    result.frame["start_time"] = pd.to_datetime(result.frame["start_time"], utc=True).dt.as_unit(
+        "us"
+    )
     return result
+
+
+def read_spans(src: Path) -> SpanSet:
+    """Every span under `src` as the canonical span table (duplicates by span id dropped)."""
+    con = connect()
+    result = SpanSet(con, _empty(SPAN_COLUMNS), _empty(EVENT_COLUMNS))
+    batches = []
+    for path in _iter_files(Path(src)):
+        batch, kind = _read_file(con, path)
+        result.files.append(str(path))
+        result.formats[kind] = result.formats.get(kind, 0) + 1
+        batches.append(batch)
+    return span_set(con, batches, result)
+
+
+def read_span_documents(texts: Sequence[str]) -> SpanSet:
+    """OTLP JSON requests (or Phoenix span rows as JSON) held in memory as a span set."""
+    con = connect()
+    batch, kind = documents_batch(con, texts, "memory")
+    result = SpanSet(con, _empty(SPAN_COLUMNS), _empty(EVENT_COLUMNS))
+    result.formats[kind] = len(texts)
+    return span_set(con, [batch], result)

@@ -9,7 +9,8 @@ does the rest in pandas, the same way for both:
 - prompts: one per trace (`prompt_from: trace`) or per top-level span
   (`root_span`); `ts` = the earliest span start, session / user = the first
   value found, the root span first, then by start time;
-- retrievals: one per retrieval span, `returned_asset_ids` in document order;
+- retrievals: one per retrieval span, `returned_asset_ids` in document order
+  (documents whose id no configured key gives are left out and counted);
 - actions: one agent action per (tool span, returned asset it references),
   lineage to the latest retrieval of the same prompt (or session) at or before
   the tool call whose returned list holds the asset;
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from lara.ingest.config import IngestConfig, match_pattern
-from lara.ingest.spans import parse_json_value
+from lara.ingest.lookup import Lookup, clean_text, reference_tokens
+from lara.ingest.spans import normalize_ids, utc_microseconds
 from lara.ingest.writer import contract
 
 SPAN_FACT_COLUMNS = [
@@ -46,8 +47,10 @@ SPAN_FACT_COLUMNS = [
     "surface",
     "is_synthetic",
 ]
-RETRIEVAL_COLUMNS = ["span_id", "query_text", "role", "documents"]
-REFERENCE_COLUMNS = ["span_id", "tokens", "tool_name", "action_type", "document_id"]
+RETRIEVAL_COLUMNS = ["span_id", "query_text", "role"]
+DOCUMENT_COLUMNS = ["span_id", "position", "asset_id", "id_key"]
+REFERENCE_COLUMNS = ["span_id", "tool_name", "action_type", "document_id"]
+TOKEN_COLUMNS = ["span_id", "token", "keyed"]
 EVALUATION_COLUMNS = [
     "span_id",
     "document_position",
@@ -59,7 +62,6 @@ EVALUATION_COLUMNS = [
     "judged_at",
 ]
 MAX_SPAN_DEPTH = 1000
-_TOKEN_SPLIT = re.compile(r"[\s,;\"'()\[\]{}<>|]+")
 
 
 @dataclass
@@ -67,14 +69,19 @@ class Extracted:
     """What an adapter found in the spans, before the contract tables are built.
 
     spans: SPAN_FACT_COLUMNS, one row per span.
-    retrievals: RETRIEVAL_COLUMNS; `documents` is a list of (position, asset_id or None).
-    references: REFERENCE_COLUMNS; `tokens` the strings that may name a returned asset.
+    retrievals: RETRIEVAL_COLUMNS, one row per retrieval span.
+    documents: DOCUMENT_COLUMNS, one row per returned document (asset_id null when no key
+        gave one; id_key the key that did).
+    references: REFERENCE_COLUMNS, one row per span that may act on an asset (tool calls).
+    tokens: TOKEN_COLUMNS, the strings of those spans that may name a returned asset.
     evaluations: EVALUATION_COLUMNS; the asset by id or by 0-based document position.
     """
 
     spans: pd.DataFrame
     retrievals: pd.DataFrame
+    documents: pd.DataFrame
     references: pd.DataFrame
+    tokens: pd.DataFrame
     evaluations: pd.DataFrame
     diagnostics: dict[str, int] = field(default_factory=dict)
 
@@ -96,55 +103,183 @@ class IngestReport(dict):
 # --- small helpers ----------------------------------------------------------------------
 
 
-def as_text(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    if isinstance(value, list | dict):
-        return json.dumps(value)
-    text = str(value).strip()
-    return text or None
-
-
-def as_bool(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float) and not (isinstance(value, float) and np.isnan(value)):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes"):
-        return True
-    if isinstance(value, str) and value.strip().lower() in ("false", "0", "no"):
-        return False
-    return None
-
-
-def _leaves(value: Any, out: set[str]) -> None:
-    if isinstance(value, dict):
-        for item in value.values():
-            _leaves(item, out)
-    elif isinstance(value, list | tuple | np.ndarray):
-        for item in value:
-            _leaves(item, out)
-    elif isinstance(value, bool) or value is None:
-        return
-    elif isinstance(value, int):
-        out.add(str(value))
-    elif isinstance(value, str):
-        text = value.strip()
-        if text:
-            out.add(text)
-            out.update(token for token in _TOKEN_SPLIT.split(text) if token)
-
-
-def reference_tokens(values: Iterable[Any]) -> list[str]:
-    """Strings in attribute values that may name an asset: JSON leaves and their tokens."""
-    out: set[str] = set()
-    for value in values:
-        _leaves(parse_json_value(value), out)
-    return sorted(out)
-
-
 def empty_frame(columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
+
+
+def _lower(values: pd.Series) -> pd.Series:
+    """Stripped, lower-cased text (null stays null), object dtype."""
+    text = values.astype(object).where(values.notna(), None).astype("string").str.strip()
+    text = text.str.lower()
+    return text.astype(object).where(text.notna(), None)
+
+
+# --- extraction helpers shared by the adapters ---------------------------------------------
+
+
+def documents_frame(
+    con: Any, items: pd.DataFrame | str, frame: pd.DataFrame, id_keys: tuple[str, ...]
+) -> pd.DataFrame:
+    """The documents of retrieval spans with their asset ids: DOCUMENT_COLUMNS.
+
+    `items` (a DataFrame, or the name of a DuckDB table of `con`) holds each document's
+    attributes: `entity` = span row, `position`, `key` relative to the document,
+    `value`, `vtype`. The id is the first of `id_keys` found (see `Lookup`).
+    """
+    if isinstance(items, pd.DataFrame):
+        con.register("document_items_frame", items[["entity", "position", "key", "value", "vtype"]])
+        con.execute("create or replace temp table document_items as from document_items_frame")
+        con.unregister("document_items_frame")
+        items = "document_items"
+    con.execute(
+        f"""
+        create or replace temp table document_keys as
+        select
+            entity,
+            position,
+            (row_number() over (order by entity, position) - 1)::bigint as doc
+        from (select distinct entity, position from {items});
+        create or replace temp view document_long as
+        select k.doc, i.key, i.value, i.vtype
+        from {items} as i
+        join document_keys as k using (entity, position)
+        """
+    )
+    docs = con.execute("select entity, position, doc from document_keys order by doc").df()
+    if docs.empty:
+        return empty_frame(DOCUMENT_COLUMNS)
+    lookup = Lookup(con, "document_long", entity="doc")
+    found = lookup.values({"id": id_keys}).set_index("entity")
+    lookup.close()
+    span_ids = pd.Series(frame["span_id"].to_numpy(), index=frame["row"].to_numpy())
+    asset = clean_text(found["value"].reindex(docs["doc"]).reset_index(drop=True))
+    out = pd.DataFrame(
+        {
+            "span_id": span_ids.reindex(docs["entity"]).to_numpy(),
+            "position": docs["position"].to_numpy(dtype="int64"),
+            "asset_id": asset.to_numpy(),
+            "id_key": found["found_key"].reindex(docs["doc"]).to_numpy(),
+        }
+    )
+    return out.sort_values(["span_id", "position"]).reset_index(drop=True)
+
+
+def has_ancestor(frame: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
+    """For each span of `frame`, whether an ancestor present in the export is flagged in
+    `mask` (parents followed level by level, at most MAX_SPAN_DEPTH levels)."""
+    ids = frame["span_id"].to_numpy(dtype=object)
+    parent = pd.Series(frame["parent_id"].to_numpy(dtype=object), index=ids)
+    flagged = pd.Series(np.asarray(mask, dtype=bool), index=ids)
+    current = parent.copy()
+    found = np.zeros(len(ids), dtype=bool)
+    for _ in range(MAX_SPAN_DEPTH):  # bounded: a malformed export may hold a parent cycle
+        known = current.notna() & current.isin(flagged.index)
+        if not known.any():
+            break
+        hit = flagged.reindex(current.where(known)).fillna(False).to_numpy(dtype=bool)
+        found |= hit & known.to_numpy()
+        current = pd.Series(parent.reindex(current.where(known)).to_numpy(), index=ids)
+    return found
+
+
+def references_frame(
+    frame: pd.DataFrame,
+    rows: pd.Index,
+    tool_name: pd.Series,
+    action_type: pd.Series,
+    document_id: pd.Series,
+) -> pd.DataFrame:
+    """REFERENCE_COLUMNS for the spans at `rows` (tool name falls back to the span name)."""
+    spans = frame.set_index("row").reindex(rows)
+    return pd.DataFrame(
+        {
+            "span_id": spans["span_id"].to_numpy(),
+            "tool_name": tool_name.reindex(rows).fillna(spans["name"]).to_numpy(),
+            "action_type": action_type.reindex(rows).to_numpy(),
+            "document_id": document_id.reindex(rows).to_numpy(),
+        },
+        columns=REFERENCE_COLUMNS,
+    )
+
+
+def _all_values(lookup: Lookup, names: tuple[str, ...], rows: pd.Index) -> pd.DataFrame:
+    """Every one of `names` each entity at `rows` has: (entity, value, vtype)."""
+    values = lookup.values({f"n{i}": [name] for i, name in enumerate(names)})
+    return values[values["entity"].isin(rows)][["entity", "value", "vtype"]]
+
+
+def tool_tokens(
+    con: Any,
+    lookup: Lookup,
+    frame: pd.DataFrame,
+    rows: pd.Index,
+    config: IngestConfig,
+    scanned: tuple[str, ...],
+    arguments: tuple[str, ...],
+) -> pd.DataFrame:
+    """TOKEN_COLUMNS: what each tool span at `rows` may name.
+
+    With `config.tool_asset_keys`: the values of those keys in the tool's arguments (a
+    list value gives each item; an argument attribute that is not JSON counts whole, the
+    input of a one-argument tool) and `lara.asset.id`, whole. Otherwise every string leaf
+    and integer of the `scanned` attributes (and of their flattened children, for a
+    structured value), whole and split (see `reference_tokens`).
+    """
+    from lara.ingest.attributes import LARA_ASSET_ID
+
+    span_ids = pd.Series(frame["span_id"].to_numpy(), index=frame["row"].to_numpy())
+    if config.tool_asset_keys:
+        names = tuple(f"{a}.{k}" for a in arguments for k in config.tool_asset_keys)
+        names += config.with_metadata(LARA_ASSET_ID)
+        values = _all_values(lookup, names, rows)
+        # A tool of one argument may log its input as the bare value (LangChain does):
+        # such an input, when not a JSON object or list, is taken whole.
+        bare = _all_values(lookup, arguments, rows)
+        text = bare["value"].astype("string").str.lstrip()
+        bare = bare[(bare["vtype"] == "string") & ~text.str[:1].isin(["{", "["]).fillna(False)]
+        keyed = exact_tokens(con, values).assign(keyed=True)
+        whole = exact_tokens(con, bare).assign(keyed=False)
+        tokens = pd.concat([keyed, whole], ignore_index=True).drop_duplicates(
+            ["entity", "token"], keep="first"
+        )
+    else:
+        # A structured (not JSON-text) argument value arrives flattened: its children count.
+        scanned_values = lookup.under(scanned)
+        scanned_values = scanned_values[scanned_values["entity"].isin(rows)]
+        tokens = reference_tokens(con, scanned_values).assign(keyed=False)
+    return pd.DataFrame(
+        {
+            "span_id": span_ids.reindex(tokens["entity"]).to_numpy(),
+            "token": tokens["token"].to_numpy(),
+            "keyed": tokens["keyed"].to_numpy(dtype=bool),
+        },
+        columns=TOKEN_COLUMNS,
+    )
+
+
+def exact_tokens(con: Any, values: pd.DataFrame) -> pd.DataFrame:
+    """(entity, token): each value whole (stripped); a list value gives each of its items."""
+    if values.empty:
+        return pd.DataFrame({"entity": pd.Series(dtype="int64"), "token": pd.Series(dtype=object)})
+    con.register("exact_values", values[["entity", "value", "vtype"]])
+    try:
+        return con.execute(
+            """
+            with items as (
+                select entity, value as token from exact_values where vtype <> 'list'
+                union all
+                select entity, unnest(value::json[]) ->> '$' as token
+                from exact_values
+                where vtype = 'list' and json_valid(value)
+            )
+            select distinct entity, trim(token) as token
+            from items
+            where token is not null and trim(token) <> ''
+            order by entity, token
+            """
+        ).df()
+    finally:
+        con.unregister("exact_values")
 
 
 # --- prompts ------------------------------------------------------------------------------
@@ -184,8 +319,8 @@ def build_prompts(spans: pd.DataFrame, config: IngestConfig) -> pd.DataFrame:
     ordered = spans.sort_values(
         ["prompt_id", "is_root", "start_time"], ascending=[True, False, True]
     )
-    surface = ordered["surface"].map(lambda v: v.strip().lower() if isinstance(v, str) else None)
-    ordered = ordered.assign(surface=surface.where(surface.isin(surfaces)))
+    surface = _lower(ordered["surface"])
+    ordered = ordered.assign(surface=surface.where(surface.isin(surfaces), None))
     grouped = ordered.groupby("prompt_id", sort=True)
     firsts = grouped[["trace_id", "session_id", "user_id", "surface"]].first()
     prompts = pd.DataFrame(
@@ -193,9 +328,15 @@ def build_prompts(spans: pd.DataFrame, config: IngestConfig) -> pd.DataFrame:
             "prompt_id": firsts.index,
             "session_guid": firsts["session_id"].fillna(firsts["trace_id"]).to_numpy(),
             "user_id": firsts["user_id"].to_numpy(),
-            "surface": firsts["surface"].fillna(config.surface).to_numpy(),
+            "surface": firsts["surface"].to_numpy(),
             "ts": grouped["start_time"].min().to_numpy(),
         }
+    )
+    # A prompt whose spans name no surface takes its session's (session-level metadata,
+    # e.g. set once on the conversation), else the configured default.
+    by_session = prompts.dropna(subset=["surface"]).groupby("session_guid")["surface"].first()
+    prompts["surface"] = (
+        prompts["surface"].fillna(prompts["session_guid"].map(by_session)).fillna(config.surface)
     )
     roots = ordered[ordered["is_root"]].groupby("prompt_id")["prompt_text"].first()
     prompts["prompt_text"] = prompts["prompt_id"].map(roots)
@@ -217,24 +358,41 @@ def build_prompts(spans: pd.DataFrame, config: IngestConfig) -> pd.DataFrame:
 # --- retrievals ---------------------------------------------------------------------------
 
 
+def map_names(names: pd.Series, patterns: dict[str, str]) -> pd.Series:
+    """The value of the first fnmatch pattern matching each name (null when none)."""
+    unique = pd.unique(names.dropna())
+    mapping = {name: match_pattern(patterns, name) for name in unique}
+    return names.map(mapping).astype(object).where(lambda s: s.notna(), None)
+
+
 def build_retrievals(
-    retrievals: pd.DataFrame, spans: pd.DataFrame, prompts: pd.DataFrame, config: IngestConfig
-) -> tuple[pd.DataFrame, dict[str, int]]:
+    retrievals: pd.DataFrame,
+    documents: pd.DataFrame,
+    spans: pd.DataFrame,
+    prompts: pd.DataFrame,
+    config: IngestConfig,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     roles = set(contract()["retrievals"].column("retrieval_role").values)
     merged = retrievals.merge(
         spans[["span_id", "name", "start_time", "session_id", "prompt_id"]],
         on="span_id",
         how="inner",
     ).merge(prompts[["prompt_id", "session_guid"]], on="prompt_id", how="left")
-    logged = merged["role"].map(lambda v: v.strip().lower() if isinstance(v, str) else None)
+    logged = _lower(merged["role"])
     invalid_roles = int((logged.notna() & ~logged.isin(roles)).sum())
-    logged = logged.where(logged.isin(roles))
-    mapped = merged["name"].map(lambda name: match_pattern(config.role_map, name))
+    logged = logged.where(logged.isin(roles), None)
+    mapped = map_names(merged["name"], config.role_map)
     role = logged.fillna(mapped)
     if config.default_role:
         role = role.fillna(config.default_role)
-    asset_ids = merged["documents"].map(lambda docs: [a for _, a in docs if a])
-    missing_ids = int(merged["documents"].map(lambda docs: sum(1 for _, a in docs if not a)).sum())
+    # Returned lists in document order; documents without an id are left out (counted).
+    named = documents[documents["asset_id"].notna()].sort_values(["span_id", "position"])
+    lists = named.groupby("span_id", sort=False)["asset_id"].agg(list)
+    asset_ids = merged["span_id"].map(lists)
+    asset_ids = asset_ids.map(lambda v: v if isinstance(v, list) else [])
+    in_scope = documents["span_id"].isin(set(merged["span_id"]))
+    missing_ids = int((documents["asset_id"].isna() & in_scope).sum())
+    id_keys = documents.loc[in_scope & documents["asset_id"].notna(), "id_key"]
     out = pd.DataFrame(
         {
             "retrieval_id": merged["span_id"],
@@ -248,7 +406,9 @@ def build_retrievals(
     )
     diagnostics = {
         "retrieval_spans": len(out),
+        "documents_read": int(in_scope.sum()),
         "documents_without_id": missing_ids,
+        "document_ids_by_key": {str(k): int(v) for k, v in id_keys.value_counts().items()},
         "invalid_roles_dropped": invalid_roles,
         "retrievals_without_role": int(out["retrieval_role"].isna().sum()),
     }
@@ -271,6 +431,7 @@ def explode_assets(retrievals: pd.DataFrame) -> pd.DataFrame:
 
 def build_actions(
     references: pd.DataFrame,
+    tokens: pd.DataFrame,
     spans: pd.DataFrame,
     prompts: pd.DataFrame,
     assets: pd.DataFrame,
@@ -293,8 +454,10 @@ def build_actions(
     ).merge(prompts[["prompt_id", "session_guid"]], on="prompt_id", how="left")
     calls["session_guid"] = calls["session_id"].fillna(calls["session_guid"])
     calls = calls.drop(columns=["session_id"])
-    tokens = calls[["span_id", "tokens"]].explode("tokens").dropna()
-    tokens = tokens.rename(columns={"tokens": "asset_id"}).drop_duplicates()
+    tokens = tokens[tokens["span_id"].isin(set(calls["span_id"]))]
+    keyed = tokens[tokens["keyed"]].rename(columns={"token": "asset_id"})
+    tokens = tokens.rename(columns={"token": "asset_id"})[["span_id", "asset_id"]]
+    tokens = tokens.dropna().drop_duplicates()
     scope = "prompt_id" if config.lineage_scope == "prompt" else "session_guid"
     candidates = tokens.merge(
         calls[["span_id", "start_time", scope]], on="span_id", how="inner"
@@ -316,11 +479,9 @@ def build_actions(
         on="span_id",
         how="left",
     )
-    explicit = actions["action_type"].map(
-        lambda v: v.strip().lower() if isinstance(v, str) else None
-    )
-    explicit = explicit.where(explicit.isin(action_types))
-    mapped = actions["tool_name"].map(lambda name: match_pattern(config.action_type_map, name))
+    explicit = _lower(actions["action_type"])
+    explicit = explicit.where(explicit.isin(action_types), None)
+    mapped = map_names(actions["tool_name"], config.action_type_map)
     out = pd.DataFrame(
         {
             "action_id": actions["span_id"] + ":" + actions["asset_id"],
@@ -340,22 +501,27 @@ def build_actions(
         "tool_spans_scanned": int(calls["span_id"].nunique()),
         "tool_spans_with_asset": int(actions["span_id"].nunique()),
     }
+    if config.tool_asset_keys:
+        # Named by a key of the arguments, but returned by no earlier retrieval of the scope.
+        matched = actions[["span_id", "asset_id"]].assign(matched=True)
+        named = keyed[["span_id", "asset_id"]].merge(matched, how="left")
+        diagnostics["tool_assets_not_returned"] = int(named["matched"].isna().sum())
     return out, diagnostics
 
 
 # --- relevance labels ---------------------------------------------------------------------
 
 
-def grade_of(label: Any, score: Any, config: IngestConfig) -> int | None:
-    if isinstance(label, str) and label.strip().lower() in config.label_grades:
-        return config.label_grades[label.strip().lower()]
-    try:
-        value = float(score)
-    except (TypeError, ValueError):
-        return None
-    if np.isnan(value):
-        return None
-    return int(sum(1 for threshold in config.score_thresholds if value >= threshold))
+def grades(labels: pd.Series, scores: pd.Series, config: IngestConfig) -> pd.Series:
+    """The label through `label_grades`, else the score through `score_thresholds`
+    (grade = number of thresholds <= score); null when neither gives one (Int64)."""
+    by_label = _lower(labels).map(config.label_grades)
+    values = pd.to_numeric(scores, errors="coerce").astype("float64")
+    by_score = pd.Series(
+        np.searchsorted(np.asarray(config.score_thresholds, dtype=float), values, side="right"),
+        index=scores.index,
+    ).where(values.notna())
+    return pd.array(by_label.fillna(by_score), dtype="Int64")
 
 
 def build_relevance_labels(
@@ -384,23 +550,17 @@ def build_relevance_labels(
         right_on=["retrieval_id", "document_position"],
         how="left",
     )
-    asset = by_position["asset_id"].where(
-        by_position["asset_id"].map(lambda v: isinstance(v, str) and bool(v.strip())),
-        by_position["position_asset_id"],
-    )
-    grade = [
-        grade_of(label, score, config)
-        for label, score in zip(by_position["label"], by_position["score"], strict=True)
-    ]
-    judge = by_position["judge"].map(lambda v: v.strip().lower() if isinstance(v, str) else None)
+    named = clean_text(by_position["asset_id"].astype(object))
+    asset = named.where(named.notna(), by_position["position_asset_id"])
+    judge = _lower(by_position["judge"])
     judge = judge.where(judge.isin(["human", "llm"]), config.judge)
     labels = pd.DataFrame(
         {
             "retrieval_id": by_position["span_id"],
             "asset_id": asset,
-            "grade": pd.array(grade, dtype="Int64"),
+            "grade": grades(by_position["label"], by_position["score"], config),
             "judge": judge,
-            "judged_at": pd.to_datetime(by_position["judged_at"], utc=True),
+            "judged_at": utc_microseconds(by_position["judged_at"]),
         }
     )
     no_asset = labels["asset_id"].isna()
@@ -415,18 +575,13 @@ def build_relevance_labels(
     return labels, diagnostics
 
 
-def retrieval_documents(retrievals: pd.DataFrame) -> pd.DataFrame:
+def retrieval_documents(documents: pd.DataFrame) -> pd.DataFrame:
     """(retrieval_id, document_position, asset_id) of every document, ids or not."""
-    rows = retrievals[["span_id", "documents"]].explode("documents").dropna()
-    if rows.empty:
-        return pd.DataFrame({"retrieval_id": [], "document_position": [], "asset_id": []}).astype(
-            {"document_position": "float64"}
-        )
     return pd.DataFrame(
         {
-            "retrieval_id": rows["span_id"].to_numpy(),
-            "document_position": [float(p) for p, _ in rows["documents"]],
-            "asset_id": [a for _, a in rows["documents"]],
+            "retrieval_id": documents["span_id"].to_numpy(dtype=object),
+            "document_position": documents["position"].to_numpy(dtype="float64"),
+            "asset_id": documents["asset_id"].to_numpy(dtype=object),
         }
     )
 
@@ -452,8 +607,6 @@ def read_evaluations(paths: Iterable[Path]) -> pd.DataFrame:
     `label` and/or `score`; optional evaluation name, annotator kind (HUMAN / LLM)
     and time. Where a file has no time column, its modification time (UTC) is used.
     """
-    from lara.ingest.spans import normalize_id
-
     frames = []
     for path in paths:
         path = Path(path)
@@ -473,11 +626,10 @@ def read_evaluations(paths: Iterable[Path]) -> pd.DataFrame:
         for target, aliases in _EVAL_ALIASES.items():
             source = next((a for a in aliases if a in raw.columns), None)
             frame[target] = raw[source] if source else None
-        frame["span_id"] = frame["span_id"].map(normalize_id)
+        frame["span_id"] = normalize_ids(frame["span_id"])
         modified = dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.UTC)
-        judged = pd.to_datetime(frame["judged_at"], utc=True, errors="coerce", format="mixed")
-        judged = judged.dt.as_unit("us")
-        frame["judged_at"] = judged.fillna(pd.Timestamp(modified).as_unit("us"))
+        judged = utc_microseconds(frame["judged_at"])
+        frame["judged_at"] = judged.fillna(pd.Timestamp(modified).floor("us").as_unit("us"))
         frames.append(frame[EVALUATION_COLUMNS])
     if not frames:
         return empty_frame(EVALUATION_COLUMNS)

@@ -132,7 +132,8 @@ def _typed(frame: pd.DataFrame, spec: Table) -> pd.DataFrame:
             else pd.Series([None] * len(frame), index=frame.index, dtype=object)
         )
         if column.lara_type == "timestamp":
-            values = pd.to_datetime(values, utc=True)
+            # The contract's unit is the microsecond: finer times are truncated, never refused.
+            values = pd.to_datetime(values, utc=True).dt.floor("us").dt.as_unit("us")
         elif column.lara_type == "string_list":
             values = values.map(
                 lambda v: (

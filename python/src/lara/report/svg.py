@@ -252,6 +252,11 @@ def stacked_share(
     """One 100% bar split into labelled parts: (label, count, css class), with a
     legend line below giving every part's share."""
     width, height = 560, 70
+    # A mart with no rows to count (e.g. no outcome events logged) gives null counts.
+    parts_in = [
+        (label, 0 if count is None or count != count else count, css)  # None or NaN
+        for label, count, css in parts_in
+    ]
     total = sum(count for _, count, _ in parts_in)
     parts = []
     x = 0.0

@@ -1,0 +1,152 @@
+"""Speed of span flattening: synthetic OpenInference spans in memory, read and extracted.
+
+`bench_spans(n)` builds `n` spans (traces of five: an agent root, a retriever
+returning five documents with ids, scores, content and JSON metadata, a tool
+call naming one of them, an LLM call and a chain step), serialises them the
+way the OpenTelemetry Collector's file exporter does (OTLP JSON requests of
+512 spans, ids in hex, nanosecond times), and times what `lara ingest
+openinference` does with them before building tables: reading them into the
+columnar span set and extracting prompts, retrievals, documents and tool
+references. It returns spans per second; no file is written.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+SPANS_PER_TRACE = 5
+SPANS_PER_REQUEST = 512
+T0_NANOS = 1_785_751_200_123_456_789  # 2026-08-03T10:00:00.123456789Z
+
+
+def _kv(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"key": key, "value": {"boolValue": value}}
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    if isinstance(value, float):
+        return {"key": key, "value": {"doubleValue": value}}
+    return {"key": key, "value": {"stringValue": str(value)}}
+
+
+def _trace(number: int) -> list[dict[str, Any]]:
+    trace_id = f"{number + 1:032x}"
+    start = T0_NANOS + number * 7_000_000_123
+    root = f"{number * 8 + 1:016x}"
+
+    def span(offset: int, name: str, parent: str | None, attributes: dict[str, Any]) -> dict:
+        return {
+            "traceId": trace_id,
+            "spanId": f"{number * 8 + offset:016x}",
+            "parentSpanId": parent or "",
+            "name": name,
+            "kind": 1,
+            "startTimeUnixNano": str(start + offset * 1_000_017),
+            "endTimeUnixNano": str(start + offset * 1_000_017 + 999_999),
+            "attributes": [_kv(k, v) for k, v in attributes.items()],
+        }
+
+    documents: dict[str, Any] = {}
+    for position in range(5):
+        asset = f"asset-{(number + position) % 997}"
+        prefix = f"retrieval.documents.{position}.document"
+        documents[f"{prefix}.id"] = asset
+        documents[f"{prefix}.score"] = round(1.0 - position / 10, 2)
+        documents[f"{prefix}.content"] = f"template {asset}"
+        documents[f"{prefix}.metadata"] = json.dumps({"source": asset, "page": position})
+    return [
+        span(
+            1,
+            "agent",
+            None,
+            {
+                "openinference.span.kind": "AGENT",
+                "input.value": f"find a logo for request {number}",
+                "session.id": f"session-{number // 3}",
+                "user.id": f"user-{number // 9}",
+            },
+        ),
+        span(
+            2,
+            "retriever",
+            root,
+            {"openinference.span.kind": "RETRIEVER", "input.value": "logo", **documents},
+        ),
+        span(
+            3,
+            "insert_asset",
+            root,
+            {
+                "openinference.span.kind": "TOOL",
+                "tool.name": "insert_asset",
+                "input.value": json.dumps({"asset_id": f"asset-{number % 997}", "x": 1}),
+            },
+        ),
+        span(
+            4,
+            "llm",
+            root,
+            {"openinference.span.kind": "LLM", "llm.token_count.prompt": 120, "output.value": "ok"},
+        ),
+        span(5, "chain", root, {"openinference.span.kind": "CHAIN", "input.value": "step"}),
+    ]
+
+
+def synthetic_otlp_requests(n_spans: int) -> list[str]:
+    """`n_spans` OpenInference spans as OTLP JSON requests (Collector file exporter lines)."""
+    traces = -(-n_spans // SPANS_PER_TRACE)
+    spans = [s for number in range(traces) for s in _trace(number)][:n_spans]
+    resource = {"attributes": [_kv("service.name", "lara-bench")]}
+    return [
+        json.dumps(
+            {
+                "resourceSpans": [
+                    {
+                        "resource": resource,
+                        "scopeSpans": [
+                            {
+                                "scope": {"name": "lara.bench"},
+                                "spans": spans[i : i + SPANS_PER_REQUEST],
+                            }
+                        ],
+                    }
+                ]
+            }
+        )
+        for i in range(0, len(spans), SPANS_PER_REQUEST)
+    ]
+
+
+def bench_spans(n_spans: int = 100_000) -> dict[str, Any]:
+    """Flatten `n_spans` synthetic spans held in memory; spans per second.
+
+    Times reading the OTLP JSON requests into the columnar span set
+    (`read_span_documents`) and the OpenInference extraction (`extract_openinference`);
+    building the requests is not timed. Returns `n_spans`, `seconds` (wall),
+    `spans_per_second`, `cpu_seconds` (all threads of the process: steadier than wall time
+    on a shared machine), and the counts found (`retrieval_spans`, `documents`,
+    `tool_spans`) as a check.
+    """
+    from lara.ingest.config import IngestConfig
+    from lara.ingest.openinference import extract_openinference
+    from lara.ingest.spans import read_span_documents
+
+    if n_spans < 1:
+        raise ValueError("bench_spans: n_spans must be at least 1")
+    requests = synthetic_otlp_requests(n_spans)
+    started, cpu_started = time.perf_counter(), time.process_time()
+    spans = read_span_documents(requests)
+    extracted = extract_openinference(spans, IngestConfig())
+    seconds = time.perf_counter() - started
+    cpu_seconds = time.process_time() - cpu_started
+    return {
+        "n_spans": len(spans.frame),
+        "seconds": round(seconds, 3),
+        "spans_per_second": round(len(spans.frame) / seconds) if seconds > 0 else None,
+        "cpu_seconds": round(cpu_seconds, 3),
+        "retrieval_spans": len(extracted.retrievals),
+        "documents": len(extracted.documents),
+        "tool_spans": len(extracted.references),
+    }

@@ -1,0 +1,326 @@
+"""Columnar attribute look-ups over the long attribute table of a span set (DuckDB).
+
+A look-up asks, for every entity (a span, a document of a retrieval span, an
+event), for the first of several attribute names that it carries. A name is
+found
+
+1. as an attribute of that exact name, else
+2. as a path into a JSON-object attribute: `metadata.lara_role` finds
+   `{"lara_role": ...}` inside a `metadata` attribute holding JSON text
+   (OpenInference's layout for metadata, LangChain's `document.metadata`);
+   `metadata.lara.role` finds `{"lara.role": ...}` and `{"lara": {"role": ...}}`;
+   the longest such head first.
+
+Names are query parameters, never SQL text; values never leave the data.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lara.ingest.spans import flatten_json
+
+LOOKUP_COLUMNS = ["entity", "value", "vtype", "found_key"]
+MAX_PATH_PARTS = 6
+_ids = itertools.count()
+
+
+def _groupings(parts: list[str]) -> list[list[str]]:
+    """Every way to read dotted parts as nested keys: a.b -> [[a.b], [a, b]]."""
+    if len(parts) <= 1:
+        return [parts]
+    out = []
+    for rest in _groupings(parts[1:]):
+        out.append([parts[0], *rest])
+        out.append([parts[0] + "." + rest[0], *rest[1:]])
+    return out
+
+
+def _json_path(keys: list[str]) -> str:
+    return "$" + "".join('."' + key + '"' for key in keys)
+
+
+def _candidates(spec: dict[str, Sequence[str]]) -> pd.DataFrame:
+    """(alias, rank, head, path, found_key): each wanted name exactly (path null), then as a
+    JSON path below each shorter head (longest head first)."""
+    rows = []
+    for alias, keys in spec.items():
+        rank = 0
+        for key in keys:
+            if not key:
+                continue
+            rows.append((alias, rank, key, None, key))
+            rank += 1
+            parts = key.split(".")
+            if '"' in key or len(parts) > MAX_PATH_PARTS:
+                continue
+            for cut in range(len(parts) - 1, 0, -1):
+                for grouping in _groupings(parts[cut:]):
+                    rows.append((alias, rank, ".".join(parts[:cut]), _json_path(grouping), key))
+                rank += 1
+    return pd.DataFrame(rows, columns=["alias", "rank", "head", "path", "found_key"])
+
+
+_LOOKUP_SQL = """
+with exact as (
+    select t.entity, w.alias, t.value, t.vtype, w.found_key, w.rank
+    from {table} as t
+    join lookup_wanted as w on w.head = t.key and w.path is null
+),
+best_exact as (
+    select entity, alias, min(rank) as rank from exact group by entity, alias
+),
+objects as (
+    -- JSON-object attributes that may hold a wanted name, only where no better exact hit
+    select t.entity, t.key, t.value
+    from {table} as t
+    where
+        t.vtype = 'string'
+        and t.key in (select head from lookup_wanted where path is not null)
+        and ltrim(t.value) like '{{%'
+),
+nested as (
+    select o.entity, w.alias, o.value, w.path, w.found_key, w.rank
+    from objects as o
+    join lookup_wanted as w on w.head = o.key and w.path is not null
+    left join best_exact as b on b.entity = o.entity and b.alias = w.alias
+    where (b.rank is null or b.rank > w.rank) and json_valid(o.value)
+),
+nested_values as (
+    select entity, alias, json_extract(value, path) as j, found_key, rank
+    from nested
+),
+typed as (
+    select
+        entity,
+        alias,
+        case when json_type(j) = 'ARRAY' then j::varchar else j ->> '$' end as value,
+        lara_vtype(json_type(j)) as vtype,
+        found_key,
+        rank
+    from nested_values
+    where j is not null and json_type(j) not in ('OBJECT', 'NULL')
+)
+select entity, alias, value, vtype, found_key
+from (select * from exact union all select * from typed)
+qualify row_number() over (partition by entity, alias order by rank) = 1
+"""
+
+
+class Lookup:
+    """Attribute look-ups over a long table (`entity`, `key`, `value`, `vtype`)."""
+
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, long: pd.DataFrame | str, entity: str = "row"
+    ):
+        """`long`: a DataFrame, or the name of a DuckDB table of `con` (not copied)."""
+        self.con = con
+        self.name = f"lookup_{next(_ids)}"
+        if isinstance(long, str):
+            con.execute(
+                f"create temp view {self.name} as "
+                f"select {entity} as entity, key, value, vtype from {long}"
+            )
+            self.registered = False
+        else:
+            frame = long.rename(columns={entity: "entity"})
+            table = pa.table(
+                {
+                    "entity": pa.array(frame["entity"].to_numpy(dtype="int64")),
+                    "key": _text(frame["key"]),
+                    "value": _text(frame["value"]),
+                    "vtype": _text(frame["vtype"]),
+                }
+            )
+            con.register(self.name, table)
+            self.registered = True
+
+    def close(self) -> None:
+        if self.registered:
+            self.con.unregister(self.name)
+        else:
+            self.con.execute(f"drop view {self.name}")
+
+    def values(self, spec: dict[str, Sequence[str]]) -> pd.DataFrame:
+        """Per entity and alias, the first of the alias's names found:
+        (entity, alias, value, vtype, found_key)."""
+        wanted = _candidates(spec)
+        if wanted.empty:
+            return pd.DataFrame(columns=["entity", "alias", "value", "vtype", "found_key"])
+        self.con.register("lookup_wanted", wanted)
+        try:
+            return self.con.execute(_LOOKUP_SQL.format(table=self.name)).df()
+        finally:
+            self.con.unregister("lookup_wanted")
+
+    def first(self, keys: Sequence[str]) -> pd.DataFrame:
+        """Per entity, the value of the first of `keys` it has: LOOKUP_COLUMNS."""
+        return self.values({"v": list(keys)})[LOOKUP_COLUMNS].reset_index(drop=True)
+
+    def frame(self, spec: dict[str, Sequence[str]], index: pd.Index) -> pd.DataFrame:
+        """One text column per alias (stripped, blanks null), aligned to `index` (entities)."""
+        found = self.values(spec)
+        out = pd.DataFrame(index=index)
+        for alias in spec:
+            hits = found[found["alias"] == alias].set_index("entity")["value"]
+            out[alias] = clean_text(hits.reindex(index))
+        return out
+
+    def series(self, keys: Sequence[str], index: pd.Index) -> pd.Series:
+        """The first of `keys` per entity as text, aligned to `index` (entities), null if none."""
+        return self.frame({"v": list(keys)}, index)["v"]
+
+    def under(self, names: Sequence[str]) -> pd.DataFrame:
+        """Every value of `names` and of their flattened children (`name.<rest>`, a
+        structured value): (entity, value, vtype)."""
+        self.con.register("under_names", pd.DataFrame({"name": list(names)}, dtype=object))
+        try:
+            return self.con.execute(
+                f"""
+                select distinct t.entity, t.value, t.vtype
+                from {self.name} as t
+                join under_names as n
+                    on t.key = n.name or starts_with(t.key, n.name || '.')
+                """
+            ).df()
+        finally:
+            self.con.unregister("under_names")
+
+    def indexed(self, prefix: str, entities: pd.Index | None = None) -> str:
+        """Items of a flattened list attribute, `prefix.{i}.{rest}`, as a new temp table of
+        `con` with (entity, position, key, value, vtype), `key` = rest; only `entities`
+        when given. Returns the table's name."""
+        name = f"items_{next(_ids)}"
+        keep = ""
+        if entities is not None:
+            self.con.register(
+                "indexed_entities", pa.table({"entity": pa.array(entities.to_numpy("int64"))})
+            )
+            keep = "and entity in (select entity from indexed_entities)"
+        self.con.execute(
+            f"""
+            create temp table {name} as
+            with items as (
+                select
+                    entity,
+                    substr(key, length($prefix) + 2) as tail,
+                    value,
+                    vtype
+                from {self.name}
+                where starts_with(key, $prefix || '.') {keep}
+            )
+            select
+                entity,
+                cast(regexp_extract(tail, '^(\\d+)\\.', 1) as bigint) as position,
+                regexp_replace(tail, '^\\d+\\.', '') as key,
+                value,
+                vtype
+            from items
+            where regexp_matches(tail, '^\\d+\\.')
+            """,
+            {"prefix": prefix},
+        )
+        if entities is not None:
+            self.con.unregister("indexed_entities")
+        return name
+
+
+def _text(values: pd.Series) -> pa.Array:
+    return pa.array(
+        values.astype(object).where(values.notna(), None), pa.string(), from_pandas=True
+    )
+
+
+def clean_text(values: pd.Series) -> pd.Series:
+    """Text with surrounding white space removed; blanks and nulls as None (object dtype)."""
+    trimmed = pc.utf8_trim_whitespace(_text(values))
+    trimmed = pc.if_else(pc.equal(trimmed, ""), pa.scalar(None, pa.string()), trimmed)
+    return pd.Series(trimmed.to_numpy(zero_copy_only=False), index=values.index, dtype=object)
+
+
+def as_bool_series(values: pd.Series) -> pd.Series:
+    """true / 1 / yes -> True, false / 0 / no -> False, anything else null (object dtype)."""
+    text = values.astype(object).where(values.notna(), None).astype("string").str.strip()
+    text = text.str.lower()
+    out = pd.Series([None] * len(values), index=values.index, dtype=object)
+    out[text.isin(["true", "1", "yes", "1.0"]).fillna(False).to_numpy(dtype=bool)] = True
+    out[text.isin(["false", "0", "no", "0.0"]).fillna(False).to_numpy(dtype=bool)] = False
+    return out
+
+
+TOKEN_SPLIT = r"[\s,;\"'()\[\]{}<>|]+"
+
+
+def reference_tokens(con: duckdb.DuckDBPyConnection, values: pd.DataFrame) -> pd.DataFrame:
+    """Strings in attribute values that may name an asset, as (entity, token).
+
+    `values` has `entity`, `value`, `vtype`. JSON objects and lists (text starting with
+    `{` or `[`, or list values) contribute their string leaves and integers; plain strings
+    themselves; integers their digits. Each string is a token whole and split on white
+    space and punctuation.
+    """
+    if values.empty:
+        return pd.DataFrame({"entity": pd.Series(dtype="int64"), "token": pd.Series(dtype=object)})
+    values = values.reset_index(drop=True)
+    text = values["value"].astype(object).where(values["value"].notna(), "")
+    is_json = (values["vtype"] == "list") | (
+        (values["vtype"] == "string")
+        & text.astype("string").str.lstrip().str[:1].isin(["{", "["]).fillna(False)
+    )
+    leaves = [values.loc[~is_json & values["vtype"].isin(["string", "int"]), ["entity", "value"]]]
+    parsed = values[is_json]
+    if not parsed.empty:
+        flat = flatten_json(con, parsed.rename(columns={"entity": "row", "value": "j"}))
+        unparsed = parsed[~parsed["entity"].isin(flat["row"]) & (parsed["vtype"] == "string")]
+        leaves.append(unparsed[["entity", "value"]])
+        scalar = flat[flat["vtype"].isin(["string", "int"])]
+        leaves.append(scalar.rename(columns={"row": "entity"})[["entity", "value"]])
+        lists = flat[flat["vtype"] == "list"]
+        if not lists.empty:
+            con.register("token_lists", lists)
+            try:
+                items = con.execute(
+                    """
+                    select row as entity, unnest(value::json[]) as item from token_lists
+                    """
+                ).df()
+            finally:
+                con.unregister("token_lists")
+            con.register("token_items", items)
+            try:
+                items = con.execute(
+                    """
+                    select entity, item ->> '$' as value
+                    from token_items
+                    where json_type(item) in ('VARCHAR', 'BIGINT', 'UBIGINT')
+                    """
+                ).df()
+            finally:
+                con.unregister("token_items")
+            leaves.append(items)
+    strings = pd.concat([leaf for leaf in leaves if not leaf.empty] or [leaves[0]])
+    con.register("token_strings", strings[["entity", "value"]])
+    try:
+        tokens = con.execute(
+            r"""
+            with parts as (
+                select entity, regexp_replace(value, '^\s+|\s+$', '', 'g') as token
+                from token_strings
+                union all
+                select entity, unnest(regexp_split_to_array(value, ?)) as token
+                from token_strings
+            )
+            select distinct entity, token from parts where token <> ''
+            order by entity, token
+            """,
+            [TOKEN_SPLIT],
+        ).df()
+    finally:
+        con.unregister("token_strings")
+    return tokens
