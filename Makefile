@@ -26,7 +26,17 @@ help:
 	@echo "make bench  benchmark (not part of make test): writes docs/benchmarks.md"
 	@echo "make clean  remove the warehouse, target/ and the generated sample"
 
-setup: $(STAMP)
+# setup also creates what a plain `dbt debug` / `dbt build` needs: the
+# warehouse folder and, unless it exists, the bundled sample in data/sample
+# (the default LARA_RAW_PATH; `make run` regenerates it).
+SAMPLE_MANIFEST := data/sample/_manifest.json
+setup: $(STAMP) warehouse $(SAMPLE_MANIFEST)
+
+warehouse:
+	mkdir -p warehouse
+
+$(SAMPLE_MANIFEST): | $(STAMP)
+	$(BIN)/lara generate --sessions $(SAMPLE_SESSIONS) --days $(SAMPLE_DAYS) --seed $(SAMPLE_SEED) --out data/sample --quiet
 
 $(STAMP): python/pyproject.toml python/constraints.txt
 	@echo "== setting up $(VENV) (first run only)"
@@ -82,5 +92,6 @@ format: setup
 	$(BIN)/ruff format python
 	$(BIN)/ruff check --fix python
 
+# Keeps the (tracked) warehouse folder itself.
 clean:
-	rm -rf target warehouse data/sample logs spark-warehouse metastore_db derby.log
+	rm -rf target warehouse/* data/sample logs spark-warehouse metastore_db derby.log
