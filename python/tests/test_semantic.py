@@ -362,3 +362,30 @@ def test_mf_is_installed_next_to_dbt():
     """`mf` ships with dbt-metricflow in the same environment as dbt."""
     here = Path(sys.executable).parent
     assert (here / "mf").exists() or shutil.which("mf"), "the mf command is missing"
+
+
+def test_distinct_user_metrics_count_pseudonymous_user_keys(mf_query, clean_sample):
+    semantic = mf_query(
+        ["retrieving_users", "users_with_retrieval_driven_outcome", "user_completion_rate"],
+        ["retrieval__retrieval_role"],
+    )
+    frame = _mart(
+        clean_sample,
+        "select retrieval_role, count(distinct user_key) as retrieving_users, "
+        "count(distinct case when has_retrieval_driven_outcome then user_key end) "
+        "as users_with_retrieval_driven_outcome, "
+        "count(distinct case when has_retrieval_driven_outcome then user_key end) "
+        "/ count(distinct user_key) as user_completion_rate "
+        "from marts.fct_retrievals where is_in_tier_scope group by retrieval_role",
+    )
+    assert frame["users_with_retrieval_driven_outcome"].sum() > 0
+    _compare(
+        semantic,
+        frame,
+        [("retrieval__retrieval_role", "retrieval_role")],
+        {m: m for m in ("retrieving_users", "users_with_retrieval_driven_outcome")}
+        | {"user_completion_rate": "user_completion_rate"},
+    )
+    overall = mf_query(["prompting_users"])
+    (users,) = clean_sample.query("select count(distinct user_key) from marts.fct_prompts")[0]
+    assert int(overall["prompting_users"].iloc[0]) == users
