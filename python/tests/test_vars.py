@@ -45,7 +45,9 @@ def test_every_unit_test_pins_the_vars_its_model_reads(clean_sample):
         (Path(clean_sample.warehouse).parent / "target" / "manifest.json").read_text()
     )
     macros = {
-        m["name"]: m["macro_sql"] for m in manifest["macros"].values() if m["package_name"] == "lara"
+        m["name"]: m["macro_sql"]
+        for m in manifest["macros"].values()
+        if m["package_name"] == "lara"
     }
     unit_tests = list(manifest["unit_tests"].values())
     assert len(unit_tests) > 30
