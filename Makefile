@@ -61,6 +61,8 @@ run: setup
 test: setup
 	$(BIN)/ruff check python
 	$(BIN)/ruff format --check python
+	$(BIN)/ruff check --config python/pyproject.toml examples
+	$(BIN)/ruff format --config python/pyproject.toml --check examples
 	$(BIN)/pytest python/tests -m "not spark"
 	$(MAKE) --no-print-directory lint-sql
 
@@ -73,6 +75,8 @@ test-spark: setup-spark
 lint: setup
 	$(BIN)/ruff check python
 	$(BIN)/ruff format --check python
+	$(BIN)/ruff check --config python/pyproject.toml examples
+	$(BIN)/ruff format --config python/pyproject.toml --check examples
 	$(MAKE) --no-print-directory lint-sql
 
 # sqlfluff's dbt templater compiles every model against a small generated
