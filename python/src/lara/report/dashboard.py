@@ -338,8 +338,17 @@ def _quality_section(data: DashboardData) -> str:
             if failures
             else '<p class="note">No failed check.</p>'
         )
+        days = data.gate_days
+        newest = days[-1]["partition"] if days else None
         coverage_rows = "".join(
-            f"<tr><td>{_e(c.get('partition'))}</td><td>{_count(c.get('actions'))}</td>"
+            f"<tr><td>{_e(c.get('partition'))}"
+            + (
+                '<span class="nd">newest day: may still be filling</span>'
+                if c.get("partition") == newest
+                else ""
+            )
+            + f"</td><td>{'yes' if c.get('checked') else 'no'}</td>"
+            f"<td>{_count(c.get('actions'))}</td>"
             f"<td>{_count(c.get('asset_actions'))}</td><td>"
             + metric(
                 c.get("lineage_coverage"),
@@ -348,10 +357,19 @@ def _quality_section(data: DashboardData) -> str:
             )
             + f"</td><td>{svg.pct(c.get('source_known_share'))}</td>"
             f"<td>{svg.pct(c.get('consumed_in_returned_share'))}</td></tr>"
-            for c in gate.get("lineage_coverage", [])
+            for c in days
+        )
+        note = (
+            f'<p class="note">Lineage coverage: {_e(data.gate_days_note)}.</p>'
+            if data.gate_days_note
+            else ""
         )
         coverage_table = (
-            '<div class="table-wrap"><table><thead><tr><th>Partition</th><th>Actions</th>'
+            '<h3>Lineage coverage, every day</h3><p class="filter-note" data-scope="raw">'
+            "Not split by surface or role: raw actions per <code>dt=</code> partition.</p>"
+            + note
+            + '<div class="table-wrap"><table><thead><tr><th>Partition</th>'
+            "<th>Validated by the gate</th><th>Actions</th>"
             "<th>With an asset</th><th>Lineage coverage</th><th>Source id known</th>"
             f"<th>Asset in returned list</th></tr></thead><tbody>{coverage_rows}</tbody></table>"
             "</div>"
@@ -361,8 +379,11 @@ def _quality_section(data: DashboardData) -> str:
   {verdict_html}
   <div class="def"><b>Verdict</b>: passed (exit 0), warnings (1) or failed (2), from
   <code>{_e(data.gate_path.name if data.gate_path else "gate_results.json")}</code>.
-  <b>Lineage coverage</b> = actions with an asset whose lineage resolves (a known source
-  retrieval, or a placement to inherit from) / actions with an asset, per partition.</div>
+  The gate validates the partitions it was asked for (<code>lara run</code>: the newest;
+  <code>lara check --all</code>: every day). <b>Lineage coverage</b> = actions with an asset
+  whose lineage resolves (a known source retrieval, or a placement to inherit from) / actions
+  with an asset, per partition, computed by the gate's reader for every day of the raw
+  logs.</div>
   {failure_table}{coverage_table}"""
     else:
         gate_html = """

@@ -54,6 +54,10 @@ class DashboardData:
     entity_observability: dict | None = None
     gate: dict | None = None
     gate_path: Path | None = None
+    # The gate's lineage coverage for every day of the raw logs (the gate
+    # itself reports the partitions it validated), and where it came from.
+    gate_days: list[dict] = field(default_factory=list)
+    gate_days_note: str | None = None
     bridge_plot: Path | None = None
 
 
@@ -81,6 +85,7 @@ def load_dashboard_data(
     if gate_results is not None and Path(gate_results).exists():
         data.gate = json.loads(Path(gate_results).read_text())
         data.gate_path = Path(gate_results)
+        _gate_days(data)
     if bridge_plot is not None and Path(bridge_plot).exists():
         data.bridge_plot = Path(bridge_plot)
     return data
@@ -316,6 +321,43 @@ def _filterable(con: duckdb.DuckDBPyConnection, data: DashboardData) -> None:
             order by all
             """,
         )
+
+
+def _gate_days(data: DashboardData) -> None:
+    """Lineage coverage of every day, computed as the gate computes it (its own
+    reader over the raw actions and retrievals the gate read), so the panel is
+    not limited to the partitions the gate validated (by default the newest,
+    often still partial). Falls back to the gate's own rows, with a note."""
+    gate = data.gate or {}
+    checked = set(gate.get("selection", {}).get("partitions", []))
+    fallback = [dict(row, checked=True) for row in gate.get("lineage_coverage", [])]
+    raw = Path(gate["raw_path"]) if gate.get("raw_path") else None
+    if raw is None or not raw.is_dir():
+        data.gate_days = fallback
+        data.gate_days_note = "the raw logs the gate read are not here: its partitions only"
+        return
+    from lara.contract import load_contract
+    from lara.gate import reader
+    from lara.gate.config import load_config
+
+    contract = load_contract()
+    tables = {name: contract[name] for name in ("actions", "retrievals") if name in contract}
+    try:
+        config = load_config(Path(gate["config_path"]) if gate.get("config_path") else None)
+        with reader.RawStore(reader.discover(raw, tables), tables, config) as store:
+            store.load()
+            rows = store.coverage()
+    except (OSError, ValueError, duckdb.Error) as error:
+        data.gate_days = fallback
+        data.gate_days_note = f"every day could not be read ({error}): the gate's partitions only"
+        return
+    data.gate_days = [
+        {
+            key: (value.isoformat() if hasattr(value, "isoformat") else value)
+            for key, value in {**row, "checked": row["partition"] in checked}.items()
+        }
+        for row in rows
+    ]
 
 
 # Inputs whose absence makes a metric meaningless rather than 0% or 100%.
