@@ -6,7 +6,9 @@ that depends on a var pins the values its expected rows assume
 (`overrides: vars:`); otherwise the user's override reaches the unit test and
 fails it. Two tests: a static one over the parsed manifest (every var a unit
 test's model reads, directly or through the project's macros, is pinned),
-and a real `dbt build --vars '{lara_k: 5}'` on a small sample.
+and a real build with `--vars '{lara_k: 5}'` on a small sample: the models and
+data tests, then the unit tests selected explicitly (`--select test_type:unit`,
+which also overrides a default selector that leaves unit tests out).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import build_sample
+from lara.dbt import run_dbt
 
 # Vars no unit test result depends on: where the raw files are and how much an
 # incremental run re-reads (unit tests mock their inputs and is_incremental),
@@ -72,12 +75,28 @@ def k5_sample(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("k5_sample")
     config = GeneratorConfig(sessions=150, days=2, seed=21, replay=False)
-    return build_sample(root, config, ["build", "--vars", "{lara_k: 5}"])
+    return build_sample(
+        root, config, ["build", "--exclude", "test_type:unit", "--vars", "{lara_k: 5}"]
+    )
 
 
 def test_dbt_build_with_another_k_passes_and_uses_it(k5_sample):
-    # The build (unit tests included) passed, or build_sample would have raised.
+    # The build passed, or build_sample would have raised.
     assert re.search(r"PASS=\d+", k5_sample.build_log)
     assert "ERROR=0" in k5_sample.build_log
+    unit = run_dbt(
+        ["test", "--select", "test_type:unit", "--vars", "{lara_k: 5}"],
+        k5_sample.raw_path,
+        k5_sample.warehouse,
+        extra_env={
+            "DBT_TARGET_PATH": str(k5_sample.warehouse.parent / "target"),
+            "DBT_LOG_PATH": str(k5_sample.warehouse.parent / "logs"),
+        },
+        capture=True,
+    )
+    log = unit.stdout + unit.stderr
+    assert unit.returncode == 0, log[-6000:]
+    passed = re.search(r"PASS=(\d+) WARN=\d+ ERROR=0", log)
+    assert passed and int(passed.group(1)) >= 30, log[-2000:]
     for mart in ("agg_tier1_quality", "agg_tier1_weighted"):
         assert k5_sample.query(f"select distinct k from marts.{mart}") == [(5,)], mart
