@@ -26,7 +26,17 @@ help:
 	@echo "make bench  benchmark (not part of make test): writes docs/benchmarks.md"
 	@echo "make clean  remove the warehouse, target/ and the generated sample"
 
-setup: $(STAMP)
+# setup also creates what a plain `dbt debug` / `dbt build` needs: the
+# warehouse folder and, unless it exists, the bundled sample in data/sample
+# (the default LARA_RAW_PATH; `make run` regenerates it).
+SAMPLE_MANIFEST := data/sample/_manifest.json
+setup: $(STAMP) warehouse $(SAMPLE_MANIFEST)
+
+warehouse:
+	mkdir -p warehouse
+
+$(SAMPLE_MANIFEST): | $(STAMP)
+	$(BIN)/lara generate --sessions $(SAMPLE_SESSIONS) --days $(SAMPLE_DAYS) --seed $(SAMPLE_SEED) --out data/sample --quiet
 
 $(STAMP): python/pyproject.toml python/constraints.txt
 	@echo "== setting up $(VENV) (first run only)"
@@ -51,6 +61,8 @@ run: setup
 test: setup
 	$(BIN)/ruff check python
 	$(BIN)/ruff format --check python
+	$(BIN)/ruff check --config python/pyproject.toml examples
+	$(BIN)/ruff format --config python/pyproject.toml --check examples
 	$(BIN)/pytest python/tests -m "not spark"
 	$(MAKE) --no-print-directory lint-sql
 
@@ -63,6 +75,8 @@ test-spark: setup-spark
 lint: setup
 	$(BIN)/ruff check python
 	$(BIN)/ruff format --check python
+	$(BIN)/ruff check --config python/pyproject.toml examples
+	$(BIN)/ruff format --config python/pyproject.toml --check examples
 	$(MAKE) --no-print-directory lint-sql
 
 # sqlfluff's dbt templater compiles every model against a small generated
@@ -82,5 +96,6 @@ format: setup
 	$(BIN)/ruff format python
 	$(BIN)/ruff check --fix python
 
+# Keeps the (tracked) warehouse folder itself.
 clean:
-	rm -rf target warehouse data/sample logs spark-warehouse metastore_db derby.log
+	rm -rf target warehouse/* data/sample logs spark-warehouse metastore_db derby.log

@@ -174,3 +174,39 @@ def test_hash_user_id_macro_can_expose_raw_ids_when_asked(clean_sample, tmp_path
     compiled = _compile(clean_sample, tmp_path, sql, ["--vars", "{lara_expose_user_ids: true}"], {})
     with duckdb.connect() as con:
         assert con.execute(compiled).fetchone()[0] == "u_1"
+
+
+def test_facts_carry_the_salted_user_key_of_the_right_user(clean_sample):
+    """fct_retrievals, fct_prompts and fct_action_attributions publish user_key =
+    sha256('<salt>|<user id>') of the prompt's (the credited retrieval's) user."""
+    salt = os.environ.get("LARA_USER_ID_SALT", "lara-sample-salt")
+    pairs = {
+        "fct_prompts": """
+            select facts.user_key, prompts.user_id
+            from marts.fct_prompts as facts
+            inner join staging.stg_lara__prompts as prompts on facts.prompt_id = prompts.prompt_id
+        """,
+        "fct_retrievals": """
+            select facts.user_key, prompts.user_id
+            from marts.fct_retrievals as facts
+            left join staging.stg_lara__prompts as prompts on facts.prompt_id = prompts.prompt_id
+        """,
+        "fct_action_attributions": """
+            select facts.user_key, prompts.user_id
+            from marts.fct_action_attributions as facts
+            inner join marts.fct_retrievals as retrievals
+                on facts.retrieval_id = retrievals.retrieval_id
+            left join staging.stg_lara__prompts as prompts
+                on retrievals.prompt_id = prompts.prompt_id
+        """,
+    }
+    for mart, sql in pairs.items():
+        rows = clean_sample.query(sql)
+        assert len(rows) > 100, mart
+        users = {user_id for _, user_id in rows if user_id is not None}
+        assert len(users) > 10, mart
+        for user_key, user_id in rows:
+            if user_id is None:
+                assert user_key is None, mart
+            else:
+                assert user_key == hashlib.sha256(f"{salt}|{user_id}".encode()).hexdigest(), mart

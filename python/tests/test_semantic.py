@@ -25,15 +25,11 @@ import pandas as pd
 import pytest
 
 from lara.paths import project_dir
+from lara.semantic import MF_BOOTSTRAP
 
 # `mf` itself, minus its PyPI update check (an HTTP request on every call):
 # the test must not depend on the network.
-_MF_BOOTSTRAP = (
-    "import sys, update_checker\n"
-    "update_checker.UpdateChecker.check = lambda *args, **kwargs: None\n"
-    "from dbt_metricflow.cli.main import cli\n"
-    "sys.exit(cli())\n"
-)
+_MF_BOOTSTRAP = MF_BOOTSTRAP
 _PROJECT_ENTRIES = ("dbt_project.yml", "models", "macros", "seeds", "tests", "analyses")
 TOLERANCE = 1e-9
 
@@ -362,3 +358,90 @@ def test_mf_is_installed_next_to_dbt():
     """`mf` ships with dbt-metricflow in the same environment as dbt."""
     here = Path(sys.executable).parent
     assert (here / "mf").exists() or shutil.which("mf"), "the mf command is missing"
+
+
+def test_distinct_user_metrics_count_pseudonymous_user_keys(mf_query, clean_sample):
+    semantic = mf_query(
+        ["retrieving_users", "users_with_retrieval_driven_outcome", "user_completion_rate"],
+        ["retrieval__retrieval_role"],
+    )
+    frame = _mart(
+        clean_sample,
+        "select retrieval_role, count(distinct user_key) as retrieving_users, "
+        "count(distinct case when has_retrieval_driven_outcome then user_key end) "
+        "as users_with_retrieval_driven_outcome, "
+        "count(distinct case when has_retrieval_driven_outcome then user_key end) "
+        "/ count(distinct user_key) as user_completion_rate "
+        "from marts.fct_retrievals where is_in_tier_scope group by retrieval_role",
+    )
+    assert frame["users_with_retrieval_driven_outcome"].sum() > 0
+    _compare(
+        semantic,
+        frame,
+        [("retrieval__retrieval_role", "retrieval_role")],
+        {m: m for m in ("retrieving_users", "users_with_retrieval_driven_outcome")}
+        | {"user_completion_rate": "user_completion_rate"},
+    )
+    overall = mf_query(["prompting_users"])
+    (users,) = clean_sample.query("select count(distinct user_key) from marts.fct_prompts")[0]
+    assert int(overall["prompting_users"].iloc[0]) == users
+
+
+def test_lara_mf_reparses_for_a_warehouse_of_another_name(clean_sample, tmp_path):
+    """The manifest names the catalog `lara` (lara.duckdb); a copy named
+    elsewhere.duckdb has catalog `elsewhere`: plain mf fails on it, `lara mf`
+    re-parses the project and answers as the mart says."""
+    from lara.semantic import manifest_databases
+
+    warehouse = tmp_path / "elsewhere.duckdb"
+    shutil.copy(clean_sample.warehouse, warehouse)
+    project = tmp_path / "project"
+    project.mkdir()
+    for entry in _PROJECT_ENTRIES:
+        if (project_dir() / entry).exists():
+            (project / entry).symlink_to(project_dir() / entry)
+    (project / "target").mkdir()
+    built = clean_sample.warehouse.parent / "target"
+    for name in ("semantic_manifest.json", "manifest.json"):
+        shutil.copy(built / name, project / "target" / name)
+    manifest = project / "target" / "semantic_manifest.json"
+    assert manifest_databases(manifest) == {"lara"}
+    env = dict(os.environ)
+    env.update(
+        {
+            "DBT_PROJECT_DIR": str(project),
+            "DBT_PROFILES_DIR": str(project_dir()),
+            "DBT_LOG_PATH": str(tmp_path / "logs"),
+            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+            "LARA_DUCKDB_PATH": str(warehouse),
+            "LARA_RAW_PATH": str(clean_sample.raw_path),
+        }
+    )
+    env.pop("DBT_TARGET_PATH", None)
+    query = ["query", "--metrics", "trigger_rate", "--csv"]
+    plain = subprocess.run(
+        [sys.executable, "-c", _MF_BOOTSTRAP, *query, str(tmp_path / "plain.csv")],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert plain.returncode != 0 or not (tmp_path / "plain.csv").exists()
+    lara = Path(sys.executable).parent / "lara"
+    result = subprocess.run(
+        [str(lara), "mf", *query, str(tmp_path / "lara.csv")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "re-parsing" in result.stderr
+    assert manifest_databases(manifest) == {"elsewhere"}
+    (trigger,) = clean_sample.query(
+        "select trigger_rate from marts.agg_tier0_routing where grouping_level = 'overall'"
+    )[0]
+    got = pd.read_csv(tmp_path / "lara.csv")["trigger_rate"].iloc[0]
+    assert abs(got - trigger) <= TOLERANCE

@@ -62,6 +62,7 @@ joined as (
     select
         prompts.prompt_id,
         prompts.session_guid,
+        {{ lara_hash_user_id('prompts.user_id') }} as user_key,
         prompts.surface,
         prompts.is_assistant_surface,
         prompts.prompt_kind,
@@ -95,6 +96,7 @@ classified as (
     select
         prompt_id,
         session_guid,
+        user_key,
         surface,
         is_assistant_surface,
         prompt_kind,

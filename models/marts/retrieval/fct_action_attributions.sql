@@ -27,6 +27,7 @@ retrievals as (
 
     select
         retrieval_id,
+        user_id,
         retrieval_date,
         surface,
         retrieval_role,
@@ -68,6 +69,7 @@ joined as (
         retrievals.is_misrouted,
         attributions.action_session_guid,
         attributions.retrieval_session_guid,
+        {{ lara_hash_user_id('retrievals.user_id') }} as user_key,
         attributions.action_prompt_id,
         attributions.retrieval_prompt_id,
         attributions.consumed_asset_id,

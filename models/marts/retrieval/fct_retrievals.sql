@@ -55,6 +55,7 @@ joined as (
         retrievals.retrieval_id,
         retrievals.prompt_id,
         retrievals.session_guid,
+        {{ lara_hash_user_id('retrievals.user_id') }} as user_key,
         retrievals.surface,
         retrievals.is_assistant_surface,
         retrievals.retrieval_role,

@@ -180,6 +180,7 @@ def reference_sql(raw: Path) -> str:
         "substitution_roles": f"({roles})",
         "rewrite_window_s": repr(float(dbt_vars["rewrite_window_s"])),
         "rewrite_similarity_min": repr(float(dbt_vars["rewrite_similarity_min"])),
+        "user_id_salt": os.environ.get("LARA_USER_ID_SALT", "lara-sample-salt").replace("'", "''"),
     }
     sql = REFERENCE_SQL.read_text()
     for name, value in values.items():

@@ -37,7 +37,8 @@
 -- Placeholders: {raw} (the raw folder), {k} (var lara_k), {grade_min}
 -- (var relevant_grade_min), {good_ndcg} (var tier1_good_ndcg),
 -- {research_window_s}, {research_similarity_min}, {substitution_roles}
--- (a SQL list of quoted roles), {rewrite_window_s}, {rewrite_similarity_min}.
+-- (a SQL list of quoted roles), {rewrite_window_s}, {rewrite_similarity_min},
+-- {user_id_salt} (env LARA_USER_ID_SALT, quoted for SQL).
 
 set TimeZone = 'UTC';
 
@@ -134,7 +135,7 @@ repeated as (
 )
 select
     prompt_id, session_guid, surface, prompted_at, prompt_text, prompt_kind,
-    coalesce(is_synthetic, false) as is_synthetic
+    coalesce(is_synthetic, false) as is_synthetic, user_id
 from valid
 anti join repeated using (prompt_id)
 union all
@@ -145,7 +146,8 @@ select
     any_value(prompted_at),
     any_value(prompt_text),
     any_value(prompt_kind),
-    coalesce(any_value(is_synthetic), false)
+    coalesce(any_value(is_synthetic), false),
+    any_value(user_id)
 from valid
 semi join repeated using (prompt_id)
 group by prompt_id
@@ -812,6 +814,8 @@ select
     r.retrieval_id,
     r.prompt_id,
     r.session_guid,
+    (select sha256('{user_id_salt}|' || p.user_id) from ref_prompts as p where p.prompt_id = r.prompt_id)
+        as user_key,
     r.surface,
     r.is_assistant_surface,
     r.retrieval_role,

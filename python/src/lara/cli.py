@@ -1,4 +1,4 @@
-"""The `lara` command line."""
+"""lara: retrieval metrics (Tier 0-3) from assistant logs, built with dbt."""
 
 from __future__ import annotations
 
@@ -26,6 +26,109 @@ EXIT_LOCKED = 75  # another `lara run` holds the warehouse's lock: nothing done 
 
 # Where a run whose gate failed writes its exports and dashboard (beside the published ones).
 UNPUBLISHED = "unpublished"
+
+
+# ---------------------------------------------------------------- help texts
+# Every command's --help: a one-line purpose (the description), then the
+# environment variables it reads and its exit codes (the epilog). A usage
+# error (unknown option, missing argument) always exits 2 before anything
+# runs, as argparse does.
+
+_PROJECT_ENV = (
+    ("DBT_PROJECT_DIR", "the lara project folder (default: found from the installed package)"),
+)
+_WAREHOUSE_ENV = (("LARA_DUCKDB_PATH", "the DuckDB warehouse (default: warehouse/lara.duckdb)"),)
+_RAW_ENV = (
+    ("LARA_RAW_PATH", "root of the raw logs, <table>/dt=YYYY-MM-DD/ (default: data/sample)"),
+)
+_USAGE = ("2", "usage error: unknown option or missing argument (nothing ran)")
+
+
+def _epilog(env: tuple[tuple[str, str], ...], codes: tuple[tuple[str, str], ...]) -> str:
+    width = max(len(name) for name, _ in env) if env else 0
+    lines = ["environment variables:"]
+    lines += [f"  {name.ljust(width)}  {text}" for name, text in env] or ["  none"]
+    lines += ["", "exit codes:"]
+    lines += [f"  {code}  {text}" for code, text in codes]
+    return "\n".join(lines)
+
+
+def _command(
+    sub: argparse._SubParsersAction,
+    name: str,
+    purpose: str,
+    env: tuple[tuple[str, str], ...],
+    codes: tuple[tuple[str, str], ...],
+) -> argparse.ArgumentParser:
+    """A sub-command whose --help states its purpose, environment and exit codes."""
+    return sub.add_parser(
+        name,
+        help=purpose,
+        description=purpose,
+        epilog=_epilog(env, codes),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def _inherit_help(parser: argparse.ArgumentParser) -> None:
+    """Give the sub-commands of `parser` (lara ingest FORMAT) its environment and exit codes."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                help_line = next(
+                    (c.help for c in action._choices_actions if c.dest == name), parser.description
+                )
+                child.description = f"{parser.description} Input: {help_line}."
+                child.epilog = parser.epilog
+                child.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+_RUN_ENV = (
+    (
+        "LARA_RAW_PATH",
+        "root of the raw logs; set: build on it incrementally, nothing generated; "
+        "unset: generate the bundled sample into data/sample and rebuild from scratch",
+    ),
+    *_WAREHOUSE_ENV,
+    ("LARA_USER_ID_SALT", "secret salt of the pseudonymous user_key (set your own in production)"),
+    ("LARA_THREADS", "dbt threads (default 2)"),
+    ("LARA_DUCKDB_MEMORY_LIMIT", "DuckDB memory limit (default 4GB; spills beyond)"),
+    ("LARA_TARGET", "dbt target and engine: duckdb (default) or spark"),
+    ("LARA_SPARK_DIR, LARA_SPARK_*", "local Spark target settings (README: Running on Spark)"),
+    ("DBT_PROFILES_DIR", "folder of profiles.yml (default: the project folder)"),
+    *_PROJECT_ENV,
+)
+_RUN_CODES = (
+    ("0", "built and published: every dbt model and test passed; gate passed or only warned"),
+    (
+        "1",
+        "build failed (a dbt model or test, or dbt docs), or LARA_RAW_PATH is not a folder; "
+        "nothing new published",
+    ),
+    ("2", "built, but the data-quality gate failed on the newest partition (or could not run)"),
+)
+_TOP_EPILOG = (
+    "Run `lara COMMAND --help` for a command's options, environment variables and exit codes.\n"
+    "The daily job is `lara run` (docs/scheduling.md).\n\n"
+    + _epilog(
+        (
+            *_RAW_ENV,
+            *_WAREHOUSE_ENV,
+            ("LARA_USER_ID_SALT", "salt of the pseudonymous user_key"),
+            ("LARA_TARGET", "duckdb (default) or spark"),
+            *_PROJECT_ENV,
+        ),
+        (
+            ("0", "success; lara run and lara check: the data-quality gate passed or only warned"),
+            ("1", "failure; lara check: warnings only; lara label-import: some rows rejected"),
+            (
+                "2",
+                "lara run, lara check: the data-quality gate failed; other commands: invalid "
+                "input; any command: a usage error",
+            ),
+        ),
+    )
+)
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -316,11 +419,22 @@ def _seconds(value: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lara", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="lara",
+        description=__doc__,
+        epilog=_TOP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"lara {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    gen = sub.add_parser("generate", help="write sample logs of the log contract")
+    gen = _command(
+        sub,
+        "generate",
+        "Write synthetic sample logs of the log contract (with planted truth) to --out.",
+        (),
+        (("0", "written"), ("1", "could not write (the error is printed)"), _USAGE),
+    )
     gen.add_argument("--sessions", type=int, default=20000)
     gen.add_argument("--days", type=int, default=14)
     gen.add_argument("--seed", type=int, default=7)
@@ -333,7 +447,14 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--quiet", action="store_true")
     gen.set_defaults(func=_cmd_generate)
 
-    run = sub.add_parser("run", help="generate the sample (unless LARA_RAW_PATH) and build")
+    run = _command(
+        sub,
+        "run",
+        "The daily job: dbt build (incremental on LARA_RAW_PATH), statistics, data-quality "
+        "gate, docs, exports and dashboard.",
+        _RUN_ENV,
+        _RUN_CODES + (("", "(a usage error also exits 2, before anything runs)"),),
+    )
     run.add_argument("--sessions", type=int, default=20000)
     run.add_argument("--days", type=int, default=14)
     run.add_argument("--seed", type=int, default=7)
@@ -367,7 +488,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--exports-dir", default=None, help="exports for BI tools (default: exports/)")
     run.set_defaults(func=_cmd_run)
 
-    bridge = sub.add_parser("bridge", help="bridge statistics and plot on a built warehouse")
+    bridge = _command(
+        sub,
+        "bridge",
+        "Bridge-evidence statistics (Spearman, bridge share, OER) and the CTU-SRU plot on a "
+        "built warehouse.",
+        (*_WAREHOUSE_ENV, ("LARA_TARGET", "duckdb (default) or spark"), *_PROJECT_ENV),
+        (
+            ("0", "written, or no replay experiments logged (nothing to compute)"),
+            ("1", "the statistics could not be computed"),
+            _USAGE,
+        ),
+    )
     bridge.add_argument("--resamples", type=int, default=1000)
     bridge.add_argument("--seed", type=int, default=0)
     bridge.add_argument("--plot-dir", default=None)
@@ -375,34 +507,150 @@ def build_parser() -> argparse.ArgumentParser:
 
     from lara.gate import add_gate_arguments, gate_main
 
-    check = sub.add_parser("check", help="data-quality gate (Great Expectations) on the raw logs")
+    check = _command(
+        sub,
+        "check",
+        "Data-quality gate (Great Expectations) on the raw logs' newest partition (--day, --all).",
+        (
+            (
+                "LARA_RAW_PATH",
+                "root of the raw logs when --raw-path is not given (default: data/sample)",
+            ),
+            *_PROJECT_ENV,
+        ),
+        (
+            ("0", "every check passed"),
+            ("1", "warnings only (checks of severity warning failed): publish, read them"),
+            (
+                "2",
+                "an error-severity check failed, the gate could not run, or a usage error: "
+                "do not publish",
+            ),
+        ),
+    )
     add_gate_arguments(check)
     check.set_defaults(func=gate_main)
 
     from lara.export import add_export_arguments
     from lara.report.cli import add_report_arguments
 
-    add_export_arguments(sub.add_parser("export", help="public marts as Parquet for BI tools"))
-    add_report_arguments(sub.add_parser("report", help="the static HTML dashboard"))
+    add_export_arguments(
+        _command(
+            sub,
+            "export",
+            "Copy the public marts to Parquet files and a marts-only DuckDB file for BI tools.",
+            (*_WAREHOUSE_ENV, *_PROJECT_ENV),
+            (
+                ("0", "written (files replaced atomically)"),
+                ("1", "no warehouse or no marts"),
+                _USAGE,
+            ),
+        )
+    )
+    add_report_arguments(
+        _command(
+            sub,
+            "report",
+            "Write the static HTML dashboard (one file, nothing fetched) from the warehouse.",
+            (*_WAREHOUSE_ENV, *_PROJECT_ENV),
+            (
+                ("0", "written (replaced atomically)"),
+                ("1", "no warehouse, or it could not be read"),
+                _USAGE,
+            ),
+        )
+    )
 
     from lara.bench import add_bench_arguments, bench_main
 
-    bench = sub.add_parser("bench", help="benchmark: dbt build vs a hand-written reference")
+    bench = _command(
+        sub,
+        "bench",
+        "Benchmark: generate logs of several sizes, time dbt build against a hand-written "
+        "reference, write docs/benchmarks.md.",
+        (
+            ("LARA_DUCKDB_MEMORY_LIMIT", "default of --memory-limit"),
+            ("LARA_THREADS", "default of --threads"),
+            *_PROJECT_ENV,
+        ),
+        (
+            ("0", "done, every size agreed with the reference"),
+            ("1", "a size disagreed with the reference"),
+            _USAGE,
+        ),
+    )
     add_bench_arguments(bench)
     bench.set_defaults(func=bench_main)
 
     from lara.ingest import add_ingest_arguments
     from lara.labels import add_label_import_arguments, add_label_sample_arguments
 
-    add_ingest_arguments(sub.add_parser("ingest", help="trace exports -> log contract tables"))
+    ingest = _command(
+        sub,
+        "ingest",
+        "Turn trace exports (OpenInference / Phoenix, OpenTelemetry GenAI) into log contract "
+        "tables.",
+        (),
+        (("0", "tables written"), ("2", "unreadable or invalid input, or a usage error")),
+    )
+    add_ingest_arguments(ingest)
+    _inherit_help(ingest)
     add_label_sample_arguments(
-        sub.add_parser("label-sample", help="stratified sample of retrievals to judge")
+        _command(
+            sub,
+            "label-sample",
+            "Draw a stratified sample of retrievals to judge (relevance labelling files).",
+            (("LARA_DUCKDB_PATH", "the warehouse when --warehouse is not given"), *_PROJECT_ENV),
+            (("0", "sample written"), ("2", "invalid options, no warehouse, or a usage error")),
+        )
     )
     add_label_import_arguments(
-        sub.add_parser("label-import", help="validate judgements, append relevance_labels")
+        _command(
+            sub,
+            "label-import",
+            "Validate returned judgements and append them as relevance_labels under the raw root.",
+            (),
+            (
+                ("0", "imported"),
+                ("1", "imported, but some rows were rejected (see the rejects file)"),
+                ("2", "invalid input, or a usage error"),
+            ),
+        )
     )
 
-    man = sub.add_parser("manifest", help="print a generated sample's manifest")
+    from lara.semantic import mf_main
+
+    mf = _command(
+        sub,
+        "mf",
+        "MetricFlow's mf against the current warehouse: re-parses the project first when the "
+        "semantic manifest names another DuckDB file.",
+        (
+            ("LARA_DUCKDB_PATH", "the warehouse mf queries (default: warehouse/lara.duckdb)"),
+            ("DBT_PROFILES_DIR", "folder of profiles.yml (default: the project folder)"),
+            *_PROJECT_ENV,
+        ),
+        (
+            ("0", "mf succeeded"),
+            ("1", "dbt-metricflow missing, dbt parse failed, or mf failed (mf's own code)"),
+            ("2", "usage error (of lara mf, or of mf itself)"),
+        ),
+    )
+    mf.add_argument(
+        "mf_args",
+        nargs=argparse.REMAINDER,
+        metavar="MF_ARGUMENTS",
+        help="passed to mf, e.g. query --metrics trigger_rate --group-by metric_time__day",
+    )
+    mf.set_defaults(func=mf_main)
+
+    man = _command(
+        sub,
+        "manifest",
+        "Print a generated sample's _manifest.json (parameters and planted truth).",
+        (),
+        (("0", "printed"), ("1", "no manifest in that folder"), _USAGE),
+    )
     man.add_argument("path")
     man.set_defaults(func=_cmd_manifest)
     return parser

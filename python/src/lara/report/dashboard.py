@@ -1,22 +1,35 @@
 """A static HTML dashboard of the marts (`lara report`).
 
-One self-contained file: the stylesheet is inlined, every chart is inline
-SVG drawn here, the optional bridge PNG is embedded as base64, and there is
-no JavaScript and no URL to fetch, so it opens from a file share, an e-mail
-attachment or an air-gapped machine. Key numbers carry
-`data-metric="<mart>.<column>"`, `data-filter="<column>=<value>"` and
-`data-value="<exact value>"`, so a test (or a curious reader) can trace each
-to its mart row.
+One self-contained file, nothing fetched: the stylesheet and one script are
+inlined, charts are inline SVG, the optional bridge PNG is embedded as
+base64, and a Content-Security-Policy forbids every network request, so it
+opens from a file share, an e-mail attachment or an air-gapped machine.
+
+The mart rows the filters need (day x surface x role with the marts' own
+roll-ups, see data.py) travel as a JSON block; the script (dashboard.js)
+picks the rows of the selected surface and retrieval role and recomputes
+every rate and 95% interval from their numerators and denominators, with
+the formulas of macros/metrics (Wilson; mean +/- z s / sqrt(n)). Sections
+without a filterable dimension (bridge evidence, reconciliation, the gate)
+are drawn here. Key numbers carry `data-metric="<mart>.<column>"`,
+`data-filter="surface=...;retrieval_role=..."` and `data-value="<exact
+value>"`, so a test (or a curious reader) can trace each to its mart row.
+Values from the logs are escaped everywhere: HTML-escaped here, escaped by
+the script before they reach the page, and the JSON block cannot close its
+<script> element (`<`, `>` and `&` are written as \\u escapes).
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
+import hashlib
+import json
 import math
 import os
 from collections.abc import Iterable
 from html import escape
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -99,14 +112,187 @@ def metric(
     return html
 
 
-def _bar(row: dict, rate: str, numerator: str | None = None, denominator: str | None = None):
-    return svg.Bar(
-        value=row.get(rate),
-        numerator=row.get(numerator) if numerator else None,
-        denominator=row.get(denominator) if denominator else None,
-        ci_low=row.get(f"{rate}_ci_low"),
-        ci_high=row.get(f"{rate}_ci_high"),
+def _chips(dim: str, values: list[str], labels: dict[str, str]) -> str:
+    return "".join(
+        f'<button type="button" class="chip" data-dim="{_e(dim)}" data-value="{_e(v)}" '
+        f'aria-pressed="{"true" if v == "all" else "false"}">{_e(labels.get(v, v))}</button>'
+        for v in ["all", *values]
     )
+
+
+def _ordered(values: Iterable[str], order: Iterable[str]) -> list[str]:
+    order = list(order)
+    present = {v for v in values if v is not None and v not in ("all", "assistant")}
+    return [v for v in order if v in present] + sorted(present - set(order))
+
+
+def _days(table: dict[str, list] | None) -> list[str]:
+    return sorted({d for d in (table or {}).get("day", []) if d is not None})
+
+
+def page_data(data: DashboardData) -> dict[str, Any]:
+    """What the page's script reads: mart rows, filter values, labels, logged inputs."""
+    tables = data.tables
+    retrieval = tables.get("retrieval", {})
+    routing = tables.get("routing", {})
+    surface_order = [s for s in SURFACE_LABELS if s not in ("all", "assistant")]
+    retrieval_surfaces = _ordered(retrieval.get("surface", []), surface_order)
+    routing_surfaces = _ordered(routing.get("surface", []), surface_order)
+    ks = [k for k in retrieval.get("k", []) if k is not None]
+    lineage_days = sorted(set(_days(tables.get("outcomes"))) | set(_days(tables.get("methods"))))
+    return {
+        "tables": tables,
+        "logged": data.logged,
+        "k": ks[0] if ks else "K",
+        "roles": _ordered(retrieval.get("role", []), ROLE_LABELS),
+        "surfaces": {
+            "retrieval": retrieval_surfaces,
+            "routing": routing_surfaces,
+            "assistant": [s for s in routing_surfaces if s in ("chat", "editor_assistant")],
+            "filter": _ordered(retrieval_surfaces + routing_surfaces, surface_order),
+        },
+        "days": {
+            "retrieval": _days(retrieval),
+            "activity": _days(routing),
+            "lineage": lineage_days,
+        },
+        "labels": {"roles": ROLE_LABELS, "surfaces": SURFACE_LABELS},
+    }
+
+
+def _json_for_script(payload: dict[str, Any]) -> str:
+    """JSON that cannot end its <script> element or open an HTML comment."""
+    text = json.dumps(payload, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _script() -> str:
+    return resources.files("lara.report").joinpath("dashboard.js").read_text(encoding="utf-8")
+
+
+def _absent_note(data: DashboardData) -> str:
+    """Which inputs were never logged, and what that means for the page."""
+    messages = {
+        "actions": "no actions logged: Tier 2 use, CTR and effective actions cannot be measured",
+        "outcomes": "no outcome events logged: completion, abandonment and outcome attribution "
+        "cannot be measured",
+        "relevance_labels": "no relevance labels logged: Tier 1 (precision, NDCG) and the "
+        "diagnosis cannot be measured",
+        "replay": "no replay experiments logged: no bridge evidence",
+        "stage_spans": "no stage spans logged: no stage latency or tokens",
+    }
+    absent = [text for flag, text in messages.items() if data.logged.get(flag) is False]
+    if not absent:
+        return ""
+    return (
+        '<p class="warn-box" id="absent-inputs">Inputs missing from these logs: '
+        + "; ".join(_e(a) for a in absent)
+        + ". Those numbers say so instead of showing 0% or 100%.</p>"
+    )
+
+
+_SECTIONS = (
+    (
+        "trends",
+        "Daily trends",
+        "The headline rates day by day for the selected surface and retrieval role. Bands: 95% "
+        "intervals (Wilson for proportions, mean &plusmn; 1.96 s / &radic;n for NDCG@K).",
+        "Trend points are the day rows of the marts (<code>agg_tier0_routing</code>, "
+        "<code>agg_tier1_quality</code>, <code>agg_tier2_usage</code>, "
+        "<code>agg_tier3_completion</code>, <code>agg_ctr</code>, <code>agg_rewrites</code>, "
+        "<code>agg_abandonment</code>); a retrieval's outcomes count under the retrieval's day. "
+        "Hover a point for its numerator, denominator and interval.",
+    ),
+    (
+        "tier0",
+        "Tier 0 · Did the planner call retrieval when it should?",
+        "Routing, per surface, over non-synthetic prompts. The trigger rate is measured on every "
+        "prompt; the other three on the prompts with a routing label.",
+        "<b>Trigger rate</b> = prompts with &ge; 1 retrieval / prompts. <b>Misroute rate</b> = "
+        "labelled prompts with a retrieval but no retrieval intent / labelled prompts with a "
+        "retrieval. <b>Missed-retrieval rate</b> = labelled prompts with retrieval intent and no "
+        "retrieval / labelled prompts with retrieval intent. <b>Multi-intent rate</b> = labelled "
+        "prompts with &ge; 2 retrieval intents / labelled prompts. Small print under each number: "
+        "numerator / denominator. Source: <code>marts.agg_tier0_routing</code>.",
+    ),
+    (
+        "tiers",
+        "Tiers 1-3 · Quality, use and completion",
+        "Retrieval turns only, synthetic traffic and misrouted retrievals excluded (scope rules), "
+        "by retrieval role and by surface. Outcomes are counted under the retrieval's day, "
+        "surface and role. Roles differ in what success looks like: read each row on its own.",
+        "<b>Tier 1</b> (labelled retrievals): empty-result rate = empty returned lists / in-scope "
+        "retrievals; precision@1 = rank 1 relevant / labelled retrievals; NDCG@K = sum of NDCG@K "
+        "/ labelled retrievals (trec_eval <code>ndcg_cut</code>). <b>Tier 2</b> (denominator: "
+        "in-scope retrievals): GPR = user select / place / edit / follow-up / export / share / "
+        "download attributed to it; ACR = an agent action in the same prompt on a returned asset; "
+        "ORF = reject, re-search or substitution; UOR = none of these. GPR, ACR and ORF may "
+        "overlap. <b>Tier 3</b>: completion = retrievals with &ge; 1 retrieval-driven export / "
+        "share / download / in-scope retrievals; goal rate = goal-achieved / goal-labelled "
+        "prompts. Sources: <code>marts.agg_tier1_quality</code>, <code>agg_tier2_usage</code>, "
+        "<code>agg_tier3_completion</code>.",
+    ),
+    (
+        "weighted",
+        "Tier 1 weighted by the labelling design",
+        "Labelled retrievals are a sample; where the sample design is logged, Tier 1 means are "
+        "also estimated for all in-scope retrievals, weighting each label by the inverse of its "
+        "inclusion probability. Weighted beside unweighted, per role.",
+        "<b>Unweighted</b> = mean over labelled retrievals (95% CI: Wilson for precision@1, mean "
+        "&plusmn; 1.96 s / &radic;n for NDCG@K). <b>Weighted</b> = Hajek ratio estimator with "
+        "weights 1 / inclusion probability and a stratified linearisation interval (null with its "
+        "reason where no design row is logged). <b>Effective n</b> = Kish effective sample size. "
+        "Source: <code>marts.agg_tier1_weighted</code>; see docs/labelling.md.",
+    ),
+    (
+        "diagnosis",
+        "Reading Tier 1 and Tier 2 together",
+        "Each labelled in-scope retrieval lands in one cell: was the ranking good (Tier 1), and "
+        "what happened next (Tier 2)? Failure is checked first. The outlined cell is the "
+        "dangerous one: a bad ranking that the agent or the user still used.",
+        "<b>Share</b> = retrievals in the cell / labelled in-scope retrievals. Good = NDCG@K "
+        "&ge; <code>tier1_good_ndcg</code>. Sources: <code>marts.fct_retrievals</code> (cells) and "
+        "<code>marts.agg_tier_diagnosis</code> (per role).",
+    ),
+    (
+        "naive",
+        "Naive numbers beside corrected ones",
+        "Three familiar product metrics, each computed the usual way and the way the logs "
+        "support. The gap between the two dots is what the naive number gets wrong.",
+        "Per reporting surface (<i>Assistant</i> = chat and editor assistant together). Each "
+        "chart's definition is under its title.",
+    ),
+    (
+        "effective",
+        "Effective action rate, one number per definition",
+        "Which actions count changes the number a lot; each definition is published with its "
+        "action types, numerator and denominator, narrow to broad.",
+        "<b>Rate</b> = assistant prompts followed, before the session's next prompt, by a user "
+        "action of a listed type / assistant prompts. Definitions: seed "
+        "<code>effective_action_definitions</code>. Source: "
+        "<code>marts.agg_effective_action_rate</code>.",
+    ),
+    (
+        "costs",
+        "Stage latency and tokens",
+        "What each pipeline stage costs per prompt, and what a successful task costs.",
+        "Per stage, over prompts with spans of that stage (<i>all stages</i> sums every stage of "
+        "a prompt): <b>mean latency</b> and <b>mean tokens</b> with 95% intervals (mean &plusmn; "
+        "1.96 s / &radic;n), p50 and p95. <b>Per successful task</b> = the stage's latency or "
+        "tokens summed over all prompts / prompts with a retrieval-driven outcome. Source: "
+        "<code>marts.agg_stage_costs</code>.",
+    ),
+)
+
+
+def _filtered_section(key: str, title: str, lede: str, definition: str) -> str:
+    return f"""
+<section class="card" id="{key}">
+  <h2>{title}</h2>
+  <p class="lede">{lede}</p>
+  <div class="def">{definition}</div>
+  <div data-render="{key}"></div>
+</section>"""
 
 
 def _missing_note(data: DashboardData, tables: Iterable[str]) -> str:
@@ -121,681 +307,6 @@ def _missing_note(data: DashboardData, tables: Iterable[str]) -> str:
 
 
 # ------------------------------------------------------------------ sections
-
-
-def _kpis(data: DashboardData) -> str:
-    cards = []
-
-    def card(label: str, body: str, sub: str, colour: str) -> None:
-        cards.append(
-            f'<div class="kpi" style="--kpi: var({colour})"><div class="k-label">{label}</div>'
-            f'<div class="k-value">{body}</div><div class="k-sub">{sub}</div></div>'
-        )
-
-    tier0 = next((r for r in data.tier0 if r["surface"] == "all"), None)
-    if tier0:
-        card(
-            "Tier 0 · trigger rate",
-            metric(tier0["trigger_rate"], "agg_tier0_routing.trigger_rate", "surface=all"),
-            f"prompts with a retrieval: {_count(tier0['trigger_rate_numerator'])} / "
-            f"{_count(tier0['trigger_rate_denominator'])}",
-            "--accent",
-        )
-    overall = next((r for r in data.tiers_by_role if r["grouping_level"] == "overall"), None)
-    if overall:
-        card(
-            f"Tier 1 · NDCG@{overall['k']}",
-            metric(
-                overall["ndcg_at_k_mean"],
-                "agg_tier1_quality.ndcg_at_k_mean",
-                "retrieval_role=all",
-                kind="score",
-            ),
-            f"mean over {_count(overall['labelled_retrieval_count'])} labelled retrievals",
-            "--accent",
-        )
-        for label, rate, count, colour in (
-            (
-                "Tier 2 · genuine positive",
-                "genuine_positive_rate",
-                "genuine_positive_retrieval_count",
-                "--gpr",
-            ),
-            (
-                "Tier 2 · agent consumption",
-                "agent_consumption_rate",
-                "agent_consumption_retrieval_count",
-                "--acr",
-            ),
-            (
-                "Tier 2 · observable failure",
-                "observable_failure_rate",
-                "observable_failure_retrieval_count",
-                "--orf",
-            ),
-        ):
-            card(
-                label,
-                metric(overall[rate], f"agg_tier2_usage.{rate}", "retrieval_role=all"),
-                f"{_count(overall[count])} / {_count(overall['in_scope_retrieval_count'])} "
-                "in-scope retrievals",
-                colour,
-            )
-        card(
-            "Tier 3 · completion",
-            metric(
-                overall["completion_rate"],
-                "agg_tier3_completion.completion_rate",
-                "retrieval_role=all",
-            ),
-            f"{_count(overall['completed_retrieval_count'])} retrievals led to an export, "
-            "share or download",
-            "--done",
-        )
-    if data.diagnosis_overall:
-        d = data.diagnosis_overall
-        card(
-            "Masked retrieval failure",
-            metric(
-                d["masked_retrieval_failure_rate"],
-                "agg_tier_diagnosis.masked_retrieval_failure_rate",
-                "retrieval_role=all",
-            ),
-            f"{_count(d['masked_retrieval_failure_retrieval_count'])} / "
-            f"{_count(d['labelled_retrieval_count'])} labelled: bad results the model covered",
-            "--orf",
-        )
-    reader = next((r for r in data.bridge_statistics if r["sru_variant"] == "reader"), None)
-    if reader:
-        card(
-            "Bridge documents",
-            metric(reader["bridge_share"], "bridge_statistics.bridge_share", "sru_variant=reader"),
-            "low static relevance, high trajectory utility",
-            "--bridge",
-        )
-    return f'<div class="kpis">{"".join(cards)}</div>'
-
-
-def _tier0_section(data: DashboardData) -> str:
-    rows = []
-    for r in data.tier0:
-        where = f"surface={r['surface']}"
-        css = ' class="total"' if r["surface"] == "all" else ""
-        cells = [f"<td>{_e(SURFACE_LABELS.get(r['surface'], r['surface']))}</td>"]
-        for name in ("trigger_rate", "misroute_rate", "missed_retrieval_rate", "multi_intent_rate"):
-            cells.append(
-                "<td>"
-                + metric(
-                    r[name],
-                    f"agg_tier0_routing.{name}",
-                    where,
-                    numerator=r[f"{name}_numerator"],
-                    denominator=r[f"{name}_denominator"],
-                )
-                + "</td>"
-            )
-        cells.append(f"<td>{_count(r['labelled_prompt_count'])}</td>")
-        rows.append(f"<tr{css}>{''.join(cells)}</tr>")
-    table = (
-        '<div class="table-wrap"><table><thead><tr><th>Surface</th><th>Trigger rate</th>'
-        "<th>Misroute rate</th><th>Missed-retrieval rate</th><th>Multi-intent rate</th>"
-        f"<th>Labelled prompts</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-    )
-    return f"""
-<section class="card" id="tier0">
-  <h2>Tier 0 · Did the planner call retrieval when it should?</h2>
-  <p class="lede">Routing, per surface, over non-synthetic prompts. The trigger rate is
-  measured on every prompt; the other three on the prompts with a routing label.</p>
-  <div class="def"><b>Trigger rate</b> = prompts with &ge; 1 retrieval / prompts.
-  <b>Misroute rate</b> = labelled prompts with a retrieval but no retrieval intent / labelled
-  prompts with a retrieval. <b>Missed-retrieval rate</b> = labelled prompts with retrieval
-  intent and no retrieval / labelled prompts with retrieval intent. <b>Multi-intent rate</b>
-  = labelled prompts with &ge; 2 retrieval intents / labelled prompts. Small print under each
-  number: numerator / denominator. Source: <code>marts.agg_tier0_routing</code>.</div>
-  {_missing_note(data, ["agg_tier0_routing"])}{table}
-</section>"""
-
-
-def _tiers_section(data: DashboardData) -> str:
-    rows = data.tiers_by_role
-    if not rows:
-        return f"""
-<section class="card" id="tiers"><h2>Tiers 1-3 per retrieval role</h2>
-{_missing_note(data, ["agg_tier1_quality", "agg_tier2_usage", "agg_tier3_completion"])}
-</section>"""
-    k = rows[0]["k"]
-    body = []
-    for r in rows:
-        where = f"retrieval_role={r['retrieval_role']}"
-        css = ' class="total"' if r["grouping_level"] == "overall" else ""
-        c = [
-            f"<td class='label'>{_e(_role(r['retrieval_role']))}</td>",
-            f"<td>{metric(r['in_scope_retrieval_count'], 'agg_tier1_quality.in_scope_retrieval_count', where, kind='count')}</td>",  # noqa: E501
-            "<td>"
-            + metric(
-                r["empty_result_rate"],
-                "agg_tier1_quality.empty_result_rate",
-                where,
-                numerator=r["empty_retrieval_count"],
-                denominator=r["in_scope_retrieval_count"],
-            )
-            + "</td>",
-            "<td>"
-            + metric(
-                r["precision_at_1_mean"],
-                "agg_tier1_quality.precision_at_1_mean",
-                where,
-                numerator=r["relevant_at_1_retrieval_count"],
-                denominator=r["labelled_retrieval_count"],
-            )
-            + "</td>",
-            "<td>"
-            + metric(r["ndcg_at_k_mean"], "agg_tier1_quality.ndcg_at_k_mean", where, kind="score")
-            + f'<span class="nd">Σ{float(r["ndcg_at_k_sum"]):,.1f}'
-            f" / {_count(r['labelled_retrieval_count'])}</span></td>",
-        ]
-        for rate, count in (
-            ("genuine_positive_rate", "genuine_positive_retrieval_count"),
-            ("agent_consumption_rate", "agent_consumption_retrieval_count"),
-            ("observable_failure_rate", "observable_failure_retrieval_count"),
-            ("unobserved_rate", "unobserved_retrieval_count"),
-        ):
-            c.append(
-                "<td>"
-                + metric(
-                    r[rate],
-                    f"agg_tier2_usage.{rate}",
-                    where,
-                    numerator=r[count],
-                    denominator=r["in_scope_retrieval_count"],
-                )
-                + "</td>"
-            )
-        c.append(
-            "<td>"
-            + metric(
-                r["one_minus_observable_failure_rate"],
-                "agg_tier2_usage.one_minus_observable_failure_rate",
-                where,
-            )
-            + "</td>"
-        )
-        c.append(
-            "<td>"
-            + metric(
-                r["completion_rate"],
-                "agg_tier3_completion.completion_rate",
-                where,
-                numerator=r["completed_retrieval_count"],
-                denominator=r["in_scope_retrieval_count"],
-            )
-            + "</td>"
-        )
-        c.append(
-            "<td>"
-            + metric(
-                r["goal_rate"],
-                "agg_tier3_completion.goal_rate",
-                where,
-                numerator=r["goal_achieved_prompt_count"],
-                denominator=r["goal_labelled_prompt_count"],
-            )
-            + "</td>"
-        )
-        body.append(f"<tr{css}>{''.join(c)}</tr>")
-    table = (
-        '<div class="table-wrap"><table><thead>'
-        '<tr><th></th><th></th><th class="group" colspan="3">Tier 1 · quality at trigger</th>'
-        '<th class="group" colspan="5">Tier 2 · were the results used</th>'
-        '<th class="group" colspan="2">Tier 3 · task completion</th></tr>'
-        "<tr><th>Retrieval role</th><th>In-scope retrievals</th><th>Empty results</th>"
-        f"<th>Precision@1</th><th>NDCG@{k}</th><th>GPR</th><th>ACR</th><th>ORF</th><th>UOR</th>"
-        "<th>1 - ORF</th><th>Completion</th><th>Goal rate</th></tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-    )
-    roles = [r for r in rows if r["grouping_level"] == "role"]
-    overall = [r for r in rows if r["grouping_level"] == "overall"]
-    ordered = roles + overall
-    labels = [ROLE_LABELS.get(r["retrieval_role"], r["retrieval_role"]) for r in ordered]
-    tier2_values = {}
-    tier13_values = {}
-    for label, r in zip(labels, ordered, strict=True):
-        for key, count in (
-            ("genuine_positive_rate", "genuine_positive_retrieval_count"),
-            ("agent_consumption_rate", "agent_consumption_retrieval_count"),
-            ("observable_failure_rate", "observable_failure_retrieval_count"),
-            ("unobserved_rate", "unobserved_retrieval_count"),
-        ):
-            tier2_values[(label, key)] = _bar(r, key)
-            tier2_values[(label, key)] = svg.Bar(
-                r[key],
-                r[count],
-                r["in_scope_retrieval_count"],
-                r[f"{key}_ci_low"],
-                r[f"{key}_ci_high"],
-            )
-        tier13_values[(label, "precision_at_1_mean")] = svg.Bar(
-            r["precision_at_1_mean"],
-            r["relevant_at_1_retrieval_count"],
-            r["labelled_retrieval_count"],
-            r["precision_at_1_mean_ci_low"],
-            r["precision_at_1_mean_ci_high"],
-        )
-        tier13_values[(label, "ndcg_at_k_mean")] = svg.Bar(
-            r["ndcg_at_k_mean"], None, None, r["ndcg_at_k_mean_ci_low"], r["ndcg_at_k_mean_ci_high"]
-        )
-        tier13_values[(label, "completion_rate")] = svg.Bar(
-            r["completion_rate"],
-            r["completed_retrieval_count"],
-            r["in_scope_retrieval_count"],
-            r["completion_rate_ci_low"],
-            r["completion_rate_ci_high"],
-        )
-    tier2_chart = svg.grouped_bars(
-        labels,
-        [
-            svg.Series("genuine_positive_rate", "GPR: user used it", "gpr"),
-            svg.Series("agent_consumption_rate", "ACR: agent used it", "acr"),
-            svg.Series("observable_failure_rate", "ORF: visibly failed", "orf"),
-            svg.Series("unobserved_rate", "UOR: no signal", "uor"),
-        ],
-        tier2_values,
-        "Tier 2 flags per retrieval role",
-        "Share of in-scope retrievals with each Tier 2 flag, per role, with 95% Wilson intervals.",
-    )
-    tier13_chart = svg.grouped_bars(
-        labels,
-        [
-            svg.Series("precision_at_1_mean", "Precision@1", "fixed"),
-            svg.Series("ndcg_at_k_mean", f"NDCG@{k}", "acr"),
-            svg.Series("completion_rate", "Completion rate (Tier 3)", "done"),
-        ],
-        tier13_values,
-        "Tier 1 quality and Tier 3 completion per retrieval role",
-        "Precision@1 and NDCG@K on labelled retrievals, completion rate on in-scope "
-        "retrievals, per role, with 95% intervals.",
-    )
-    return f"""
-<section class="card" id="tiers">
-  <h2>Tiers 1-3 · Quality, use and completion per retrieval role</h2>
-  <p class="lede">Retrieval turns only, synthetic traffic and misrouted retrievals excluded
-  (scope rules). Outcomes are counted under the retrieval's day, surface and role. Roles
-  differ in what "success" looks like, so read each row on its own.</p>
-  <div class="def"><b>Tier 1</b> (labelled retrievals, K = {k}): empty-result rate = empty
-  returned lists / in-scope retrievals; precision@1 = rank 1 relevant / labelled retrievals;
-  NDCG@K = sum of NDCG@K / labelled retrievals (trec_eval <code>ndcg_cut</code>).
-  <b>Tier 2</b> (denominator: in-scope retrievals): GPR = user select / place / edit /
-  follow-up / export / share / download attributed to it; ACR = an agent action in the same
-  prompt on a returned asset; ORF = reject, re-search or substitution; UOR = none of these.
-  GPR, ACR and ORF may overlap. 1 - ORF is not a satisfaction rate.
-  <b>Tier 3</b>: completion = retrievals with &ge; 1 retrieval-driven export / share /
-  download / in-scope retrievals; goal rate = goal-achieved / goal-labelled prompts.
-  Sources: <code>marts.agg_tier1_quality</code>, <code>agg_tier2_usage</code>,
-  <code>agg_tier3_completion</code> (rows <code>grouping_level in ('role', 'overall')</code>).
-  </div>
-  {table}
-  <div class="grid2">
-    <figure>{tier2_chart}<figcaption>Tier 2: share of in-scope retrievals with each flag
-    (whiskers: 95% Wilson interval). Hover a bar for numerator / denominator.</figcaption>
-    </figure>
-    <figure>{tier13_chart}<figcaption>Tier 1 quality (labelled retrievals) beside Tier 3
-    completion (in-scope retrievals). A role can rank well and still not complete tasks.
-    </figcaption></figure>
-  </div>
-</section>"""
-
-
-_MATRIX_NAMES = {
-    ("good", "failure"): ("downstream_or_routing_issue", "Downstream or routing issue"),
-    ("good", "used"): ("healthy", "Healthy"),
-    ("good", "neither"): ("unobserved", "Unobserved"),
-    ("bad", "failure"): ("retrieval_failure_visible", "Retrieval failure, visible"),
-    ("bad", "used"): ("masked_retrieval_failure", "Masked retrieval failure"),
-    ("bad", "neither"): ("unobserved", "Unobserved"),
-}
-_MATRIX_TINT = {
-    "healthy": "31,157,106",
-    "masked_retrieval_failure": "224,88,58",
-    "retrieval_failure_visible": "217,154,30",
-    "downstream_or_routing_issue": "122,92,199",
-    "unobserved": "139,151,164",
-}
-
-
-def _diagnosis_section(data: DashboardData) -> str:
-    counts: dict[tuple[str, str], int] = {}
-    for r in data.diagnosis_matrix:
-        quality = "good" if r["is_tier1_good"] else "bad"
-        counts[(quality, r["usage"])] = counts.get((quality, r["usage"]), 0) + r["retrieval_count"]
-    total = sum(counts.values())
-    rows = []
-    for quality, label in (("good", "Tier 1 good"), ("bad", "Tier 1 bad")):
-        cells = [
-            f"<th>{label}<span class='nd'>NDCG@K {'&ge;' if quality == 'good' else '&lt;'}"
-            " threshold</span></th>"
-        ]
-        for usage in ("failure", "used", "neither"):
-            name, title = _MATRIX_NAMES[(quality, usage)]
-            n = counts.get((quality, usage), 0)
-            share = n / total if total else None
-            peak = max(counts.values(), default=0)
-            alpha = 0.08 + 0.32 * n / peak if peak else 0.08
-            css = "cell masked" if name == "masked_retrieval_failure" else "cell"
-            cells.append(
-                f'<td class="{css}" style="background: rgba({_MATRIX_TINT[name]},{alpha:.2f})">'
-                f'<span class="name">{title}</span>'
-                + metric(
-                    share,
-                    "fct_retrievals.tier_diagnosis_share",
-                    f"is_tier1_good={str(quality == 'good').lower()};usage={usage}",
-                )
-                + f'<span class="nd">{n:,} retrievals</span></td>'
-            )
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    matrix = (
-        '<div class="table-wrap"><table class="matrix"><thead><tr><th></th>'
-        "<th>Observable failure (ORF)</th><th>Used (GPR or ACR), no failure</th>"
-        f"<th>Neither used nor failed</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        "</div>"
-    )
-    check = ""
-    if data.diagnosis_overall is not None:
-        d = data.diagnosis_overall
-        check = (
-            '<p class="note">Labelled in-scope retrievals: '
-            + metric(
-                d["labelled_retrieval_count"],
-                "agg_tier_diagnosis.labelled_retrieval_count",
-                "retrieval_role=all",
-                kind="count",
-            )
-            + f" (matrix total {total:,}). Threshold: NDCG@K &ge; {d['tier1_good_ndcg']}.</p>"
-        )
-    role_rows = []
-    names = [
-        ("healthy_rate", "Healthy"),
-        ("masked_retrieval_failure_rate", "Masked failure"),
-        ("retrieval_failure_visible_rate", "Visible failure"),
-        ("downstream_or_routing_issue_rate", "Downstream / routing"),
-        ("unobserved_rate", "Unobserved"),
-    ]
-    for r in [
-        *data.diagnosis_by_role,
-        *([data.diagnosis_overall] if data.diagnosis_overall else []),
-    ]:
-        where = f"retrieval_role={r['retrieval_role']}"
-        css = ' class="total"' if r["grouping_level"] == "overall" else ""
-        cells = [
-            f"<td>{_e(ROLE_LABELS.get(r['retrieval_role'], r['retrieval_role']))}</td>",
-            f"<td>{_count(r['labelled_retrieval_count'])}</td>",
-        ]
-        for rate, _ in names:
-            count = rate.removesuffix("_rate") + "_retrieval_count"
-            cells.append(
-                "<td>"
-                + metric(
-                    r[rate],
-                    f"agg_tier_diagnosis.{rate}",
-                    where,
-                    numerator=r[count],
-                    denominator=r["labelled_retrieval_count"],
-                )
-                + "</td>"
-            )
-        role_rows.append(f"<tr{css}>{''.join(cells)}</tr>")
-    by_role = (
-        '<div class="table-wrap"><table><thead><tr><th>Retrieval role</th><th>Labelled</th>'
-        + "".join(f"<th>{label}</th>" for _, label in names)
-        + f"</tr></thead><tbody>{''.join(role_rows)}</tbody></table></div>"
-    )
-    return f"""
-<section class="card" id="diagnosis">
-  <h2>Reading Tier 1 and Tier 2 together</h2>
-  <p class="lede">Each labelled in-scope retrieval lands in one cell: was the ranking good
-  (Tier 1), and what happened next (Tier 2)? Failure is checked first. The outlined cell is
-  the dangerous one: a bad ranking that the agent or the user still used, invisible without
-  relevance labels.</p>
-  <div class="def"><b>Share</b> = retrievals in the cell / labelled in-scope retrievals.
-  Good = NDCG@K &ge; <code>tier1_good_ndcg</code>. Sources:
-  <code>marts.fct_retrievals</code> (cells, split of "unobserved" by Tier 1) and
-  <code>marts.agg_tier_diagnosis</code> (per role).</div>
-  {_missing_note(data, ["fct_retrievals", "agg_tier_diagnosis"])}
-  {matrix}{check}
-  <h3>Per retrieval role</h3>
-  {by_role}
-</section>"""
-
-
-def _naive_section(data: DashboardData) -> str:
-    def label(surface: str) -> str:
-        return SURFACE_LABELS.get(surface, surface)
-
-    ctr_pairs = [
-        svg.Pair(
-            label(r["surface"]),
-            svg.Bar(
-                r["naive_session_ctr"],
-                r["naive_session_ctr_numerator"],
-                r["naive_session_ctr_denominator"],
-            ),
-            svg.Bar(
-                r["retrieval_ctr"], r["retrieval_ctr_numerator"], r["retrieval_ctr_denominator"]
-            ),
-        )
-        for r in data.ctr
-    ]
-    rewrite_pairs = [
-        svg.Pair(
-            label(r["surface"]),
-            svg.Bar(
-                r["naive_rewrite_rate"],
-                r["naive_rewrite_rate_numerator"],
-                r["naive_rewrite_rate_denominator"],
-            ),
-            svg.Bar(
-                r["search_reformulation_rate"],
-                r["search_reformulation_rate_numerator"],
-                r["search_reformulation_rate_denominator"],
-            ),
-        )
-        for r in data.rewrites
-    ]
-    abandonment_pairs = [
-        svg.Pair(
-            label(r["surface"]),
-            svg.Bar(
-                r["abandonment_rate_naive"],
-                r["abandonment_rate_naive_numerator"],
-                r["abandonment_rate_naive_denominator"],
-            ),
-            svg.Bar(
-                r["abandonment_rate_lineage_corrected"],
-                r["abandonment_rate_lineage_corrected_numerator"],
-                r["abandonment_rate_lineage_corrected_denominator"],
-            ),
-        )
-        for r in data.abandonment
-    ]
-
-    def side_by_side(
-        rows: list[dict],
-        mart: str,
-        naive: str,
-        fixed: str,
-        extra: str | None,
-        headers: tuple[str, ...],
-    ) -> str:
-        body = []
-        for r in rows:
-            where = f"surface={r['surface']}"
-            cells = [f"<td>{_e(label(r['surface']))}</td>"]
-            for name in (naive, fixed, *([extra] if extra else [])):
-                cells.append(
-                    "<td>"
-                    + metric(
-                        r[name],
-                        f"{mart}.{name}",
-                        where,
-                        numerator=r[f"{name}_numerator"],
-                        denominator=r[f"{name}_denominator"],
-                    )
-                    + "</td>"
-                )
-            body.append(f"<tr>{''.join(cells)}</tr>")
-        head = "".join(f"<th>{h}</th>" for h in headers)
-        return (
-            f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>"
-        )
-
-    ctr_table = side_by_side(
-        data.ctr,
-        "agg_ctr",
-        "naive_session_ctr",
-        "retrieval_ctr",
-        None,
-        ("Surface", "Naive: per session", "Per displayed retrieval"),
-    )
-    rewrite_table = side_by_side(
-        data.rewrites,
-        "agg_rewrites",
-        "naive_rewrite_rate",
-        "search_reformulation_rate",
-        "downstream_correction_rate",
-        ("Surface", "Naive rewrite rate", "Search reformulation", "Downstream correction"),
-    )
-    abandonment_table = side_by_side(
-        data.abandonment,
-        "agg_abandonment",
-        "abandonment_rate_naive",
-        "abandonment_rate_lineage_corrected",
-        "abandonment_overstatement",
-        ("Surface", "Naive", "Lineage-corrected", "Difference (overstatement)"),
-    )
-    ctr_chart = (
-        svg.dumbbell(
-            ctr_pairs,
-            "naive: sessions with a click / sessions",
-            "clicked / displayed retrievals",
-            "CTR, naive vs per displayed retrieval",
-            "Naive conversation-level CTR beside the retrieval-level CTR per surface.",
-        )
-        if ctr_pairs
-        else ""
-    )
-    rewrite_chart = (
-        svg.dumbbell(
-            rewrite_pairs,
-            "naive rewrite rate",
-            "search reformulation rate",
-            "Rewrite rate, naive vs search reformulations",
-            "Naive rewrite rate beside the search reformulation rate per surface.",
-        )
-        if rewrite_pairs
-        else ""
-    )
-    abandonment_chart = (
-        svg.dumbbell(
-            abandonment_pairs,
-            "naive",
-            "lineage-corrected",
-            "Abandonment, naive vs lineage-corrected",
-            "Naive and lineage-corrected abandonment of assistant sessions per surface.",
-        )
-        if abandonment_pairs
-        else ""
-    )
-    return f"""
-<section class="card" id="naive">
-  <h2>Naive numbers beside corrected ones</h2>
-  <p class="lede">Three familiar product metrics, each computed the usual way and the way
-  the logs support. The gap between the two dots is what the naive number gets wrong.</p>
-  {_missing_note(data, ["agg_ctr", "agg_rewrites", "agg_abandonment"])}
-  <div class="grid2">
-    <div>
-      <h3>Click-through rate</h3>
-      <div class="def"><b>Naive</b> = assistant sessions with a user click / assistant
-      sessions. <b>Per displayed retrieval</b> = displayed in-scope retrievals with &ge; 1
-      attributed user click / displayed in-scope retrievals. Same clicks, different
-      denominators: most assistant turns never show a grid. Direction only.
-      Source: <code>marts.agg_ctr</code>.</div>
-      <figure>{ctr_chart}</figure>{ctr_table}
-    </div>
-    <div>
-      <h3>Rewrites</h3>
-      <div class="def"><b>Naive rewrite rate</b> = rewritten prompts / prompts.
-      <b>Search reformulation rate</b> = rewritten retrieval turns with no use of their
-      results before the rewrite / retrieval-turn prompts (a retrieval failure signal).
-      <b>Downstream correction rate</b> = all other rewrites / prompts (the user kept the
-      results and changed the edit). Source: <code>marts.agg_rewrites</code>.</div>
-      <figure>{rewrite_chart}</figure>{rewrite_table}
-    </div>
-  </div>
-  <h3>Abandonment of assistant sessions</h3>
-  <div class="def"><b>Naive</b> = sessions with no export / share / download in the same
-  session / assistant sessions. <b>Lineage-corrected</b> additionally counts a session as not
-  abandoned when an outcome in another session is attributed to one of its retrievals.
-  Source: <code>marts.agg_abandonment</code>.</div>
-  <div class="grid2"><figure>{abandonment_chart}</figure><div>{abandonment_table}</div></div>
-</section>"""
-
-
-def _effective_section(data: DashboardData) -> str:
-    if not data.effective_actions:
-        return f"""
-<section class="card" id="effective"><h2>Effective action rate</h2>
-{_missing_note(data, ["agg_effective_action_rate"])}</section>"""
-    labels = [r["definition_name"].replace("_", " ") for r in data.effective_actions]
-    values = {
-        (label, "rate"): svg.Bar(
-            r["effective_action_rate"],
-            r["effective_action_rate_numerator"],
-            r["effective_action_rate_denominator"],
-            r["effective_action_rate_ci_low"],
-            r["effective_action_rate_ci_high"],
-        )
-        for label, r in zip(labels, data.effective_actions, strict=True)
-    }
-    chart = svg.grouped_bars(
-        labels,
-        [svg.Series("rate", "effective action rate", "fixed")],
-        values,
-        "Effective action rate per definition",
-        "Share of assistant prompts followed by a user action of the definition's types.",
-        label_width=170,
-    )
-    rows = []
-    for r in data.effective_actions:
-        where = f"definition_name={r['definition_name']}"
-        rows.append(
-            f"<tr><td>{_e(r['definition_name'])}</td><td class='wrap'>"
-            f"{_e(r['action_types'])}</td><td>"
-            + metric(
-                r["effective_action_rate"],
-                "agg_effective_action_rate.effective_action_rate",
-                where,
-                numerator=r["effective_action_rate_numerator"],
-                denominator=r["effective_action_rate_denominator"],
-            )
-            + "</td></tr>"
-        )
-    table = (
-        '<div class="table-wrap"><table><thead><tr><th>Definition</th>'
-        '<th style="text-align:left">User action types counted</th><th>Rate</th></tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-    )
-    return f"""
-<section class="card" id="effective">
-  <h2>Effective action rate, one number per definition</h2>
-  <p class="lede">"Effective action rate" means very different things depending on which
-  actions count. Each definition is published with its action types, numerator and
-  denominator, narrow to broad.</p>
-  <div class="def"><b>Rate</b> = assistant prompts followed, before the session's next
-  prompt, by a user action of a listed type / assistant prompts. Definitions: seed
-  <code>effective_action_definitions</code>. Source:
-  <code>marts.agg_effective_action_rate</code>.</div>
-  <div class="grid2"><figure>{chart}</figure><div>{table}</div></div>
-</section>"""
 
 
 def _quality_section(data: DashboardData) -> str:
@@ -827,8 +338,17 @@ def _quality_section(data: DashboardData) -> str:
             if failures
             else '<p class="note">No failed check.</p>'
         )
+        days = data.gate_days
+        newest = days[-1]["partition"] if days else None
         coverage_rows = "".join(
-            f"<tr><td>{_e(c.get('partition'))}</td><td>{_count(c.get('actions'))}</td>"
+            f"<tr><td>{_e(c.get('partition'))}"
+            + (
+                '<span class="nd">newest day: may still be filling</span>'
+                if c.get("partition") == newest
+                else ""
+            )
+            + f"</td><td>{'yes' if c.get('checked') else 'no'}</td>"
+            f"<td>{_count(c.get('actions'))}</td>"
             f"<td>{_count(c.get('asset_actions'))}</td><td>"
             + metric(
                 c.get("lineage_coverage"),
@@ -837,10 +357,19 @@ def _quality_section(data: DashboardData) -> str:
             )
             + f"</td><td>{svg.pct(c.get('source_known_share'))}</td>"
             f"<td>{svg.pct(c.get('consumed_in_returned_share'))}</td></tr>"
-            for c in gate.get("lineage_coverage", [])
+            for c in days
+        )
+        note = (
+            f'<p class="note">Lineage coverage: {_e(data.gate_days_note)}.</p>'
+            if data.gate_days_note
+            else ""
         )
         coverage_table = (
-            '<div class="table-wrap"><table><thead><tr><th>Partition</th><th>Actions</th>'
+            '<h3>Lineage coverage, every day</h3><p class="filter-note" data-scope="raw">'
+            "Not split by surface or role: raw actions per <code>dt=</code> partition.</p>"
+            + note
+            + '<div class="table-wrap"><table><thead><tr><th>Partition</th>'
+            "<th>Validated by the gate</th><th>Actions</th>"
             "<th>With an asset</th><th>Lineage coverage</th><th>Source id known</th>"
             f"<th>Asset in returned list</th></tr></thead><tbody>{coverage_rows}</tbody></table>"
             "</div>"
@@ -850,8 +379,11 @@ def _quality_section(data: DashboardData) -> str:
   {verdict_html}
   <div class="def"><b>Verdict</b>: passed (exit 0), warnings (1) or failed (2), from
   <code>{_e(data.gate_path.name if data.gate_path else "gate_results.json")}</code>.
-  <b>Lineage coverage</b> = actions with an asset whose lineage resolves (a known source
-  retrieval, or a placement to inherit from) / actions with an asset, per partition.</div>
+  The gate validates the partitions it was asked for (<code>lara run</code>: the newest;
+  <code>lara check --all</code>: every day). <b>Lineage coverage</b> = actions with an asset
+  whose lineage resolves (a known source retrieval, or a placement to inherit from) / actions
+  with an asset, per partition, computed by the gate's reader for every day of the raw
+  logs.</div>
   {failure_table}{coverage_table}"""
     else:
         gate_html = """
@@ -860,60 +392,6 @@ def _quality_section(data: DashboardData) -> str:
   data-value="">not run</span> No gate results were given: run <code>lara check</code>
   and rebuild the dashboard.</p>"""
 
-    outcome_html = ""
-    o = data.outcome_attribution
-    if o:
-        outcome_html = f"""
-  <h3>Where the outcomes come from</h3>
-  <div class="def"><b>Share</b> = user export / share / download events in each attribution
-  status / all such events (non-synthetic). Retrieval-driven: credited by lineage (direct,
-  placement or document); temporal only: linked only by time-based inference, which Tier 3
-  does not count; unattributed: product health outside retrieval.
-  Source: <code>marts.agg_unattributed_outcomes</code>.</div>
-  <figure>{
-            svg.stacked_share(
-                [
-                    ("retrieval-driven", o["retrieval_driven_outcome_count"], "fixed"),
-                    ("temporal only", o["temporal_only_outcome_count"], "acr"),
-                    ("unattributed", o["unattributed_outcome_count"], "uor"),
-                ],
-                "Outcome events by attribution status",
-                "Shares of outcome events per status.",
-                "outcome events",
-            )
-        }</figure>
-  <p class="note">Retrieval-driven share: {
-            metric(
-                o["retrieval_driven_outcome_rate"],
-                "agg_unattributed_outcomes.retrieval_driven_outcome_rate",
-                "grouping_level=overall",
-                numerator=o["retrieval_driven_outcome_count"],
-                denominator=o["outcome_count"],
-            )
-        }</p>"""
-    methods_html = ""
-    if data.attribution_methods:
-        css = {"direct": "fixed", "placement": "acr", "document": "done", "temporal": "uor"}
-        methods_html = f"""
-  <h3>How user actions were attributed</h3>
-  <div class="def">Distinct user actions credited to a retrieval, by the rule that resolved
-  them (direct source id, placement, document, or the temporal fallback for actions without
-  lineage). Source: <code>marts.fct_action_attributions</code>.</div>
-  <figure>{
-            svg.stacked_share(
-                [
-                    (
-                        m["attribution_method"],
-                        m["action_count"],
-                        css.get(m["attribution_method"], "uor"),
-                    )
-                    for m in data.attribution_methods
-                ],
-                "Attributed user actions by method",
-                "Shares of attributed user actions per method.",
-                "attributed user actions",
-            )
-        }</figure>"""
     reconciliation_html = ""
     if data.reconciliation:
         rows = "".join(
@@ -924,7 +402,6 @@ def _quality_section(data: DashboardData) -> str:
             for r in data.reconciliation
         )
         reconciliation_html = f"""
-  <h3>Reconciliation of the build</h3>
   <div class="def">Every raw row is clean, quarantined (with a reason) or an exact duplicate:
   raw = clean + quarantined + duplicates. Source: <code>data_quality.dq_reconciliation</code>.
   </div>
@@ -937,12 +414,22 @@ def _quality_section(data: DashboardData) -> str:
   <p class="lede">Whether the numbers above can be trusted: the gate's verdict on the raw
   logs, how much of the activity carries lineage, and the build's row accounting.</p>
   {gate_html}
-  <div class="grid2"><div>{outcome_html}</div><div>{methods_html}</div></div>
+  <div data-render="lineage"></div>
+  <h3>Reconciliation of the build</h3>
+  <p class="filter-note" data-scope="build">Not split by surface or role: one row per raw table.</p>
   {reconciliation_html}
 </section>"""
 
 
 def _bridge_section(data: DashboardData) -> str:
+    if data.logged.get("replay") is False:
+        message = "no replay experiments logged"
+        return f"""
+<section class="card" id="bridge"><h2>Bridge evidence</h2>
+<p class="lede">Bridge evidence comes from offline replay experiments (tables
+<code>replay_documents</code>, <code>replay_queries</code>), not from production logs.</p>
+<p><span class="absent" data-metric="bridge_statistics.bridge_share" data-filter=""
+data-value="" data-absent="{message}">{message}</span></p></section>"""
     if not data.bridge_points:
         return f"""
 <section class="card" id="bridge"><h2>Bridge evidence</h2>
@@ -1053,6 +540,8 @@ def _bridge_section(data: DashboardData) -> str:
   with SRU percentile &lt; {tau_low} and CTU percentile &gt; {tau_high} / documents.
   Sources: <code>marts.fct_document_utility</code>, <code>agg_bridge_quadrants</code>,
   <code>bridge_statistics</code>.</div>
+  <p class="filter-note" data-scope="replay">Not split by surface or role: replay
+  experiments have neither.</p>
   <div class="grid2">{"".join(panels)}</div>
   {stats}{oer}{png}
 </section>"""
@@ -1078,19 +567,35 @@ def render_dashboard(data: DashboardData, generated_at: dt.datetime | None = Non
             + ", ".join(f"<code>{_e(m)}</code>" for m in data.missing)
             + ". Their sections are empty.</p>"
         )
-    sections = [
-        _tier0_section(data),
-        _tiers_section(data),
-        _diagnosis_section(data),
-        _naive_section(data),
-        _effective_section(data),
-        _quality_section(data),
-        _bridge_section(data),
-    ]
+    payload = page_data(data)
+    script = _script()
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    policy = (
+        f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    sections = [_filtered_section(*spec) for spec in _SECTIONS]
+    sections += [_quality_section(data), _bridge_section(data)]
+    nav = "".join(
+        f'<a href="#{key}">{label}</a>'
+        for key, label in (
+            ("trends", "Trends"),
+            ("tier0", "Tier 0"),
+            ("tiers", "Tiers 1-3"),
+            ("weighted", "Weighted Tier 1"),
+            ("diagnosis", "Diagnosis"),
+            ("naive", "Naive vs corrected"),
+            ("effective", "Effective actions"),
+            ("costs", "Stage costs"),
+            ("quality", "Data quality"),
+            ("bridge", "Bridge evidence"),
+        )
+    )
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{_e(policy)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="lara {_e(__version__)}">
 <title>lara · retrieval in the assistant</title>
@@ -1100,19 +605,22 @@ def render_dashboard(data: DashboardData, generated_at: dt.datetime | None = Non
 <header class="top"><div class="wrap">
   <h1>Retrieval in the assistant</h1>
   <p>Whether retrieval was triggered when it should have been, returned the right assets,
-  was used, and led to finished tasks, per retrieval role. Every rate shows its numerator
-  and denominator; definitions follow each chart.</p>
+  was used, and led to finished tasks, per surface and retrieval role. Every rate shows its
+  numerator and denominator; definitions follow each chart.</p>
   <div class="meta">{span} · generated {_e(generated_at.strftime("%Y-%m-%d %H:%M UTC"))}</div>
-  <nav class="toc">
-    <a href="#tier0">Tier 0 routing</a><a href="#tiers">Tiers 1-3 by role</a>
-    <a href="#diagnosis">Diagnosis matrix</a><a href="#naive">Naive vs corrected</a>
-    <a href="#effective">Effective actions</a><a href="#quality">Data quality</a>
-    <a href="#bridge">Bridge evidence</a>
-  </nav>
+  <nav class="toc">{nav}</nav>
 </div></header>
+<div class="filters" role="toolbar" aria-label="Filters"><div class="wrap">
+  <div class="filter-group"><span class="filter-label">Surface</span>
+  {_chips("surface", payload["surfaces"]["filter"], SURFACE_LABELS)}</div>
+  <div class="filter-group"><span class="filter-label">Retrieval role</span>
+  {_chips("role", payload["roles"], ROLE_LABELS)}</div>
+  <noscript><p class="warn-box">The numbers of this page are drawn by its inline script:
+  allow JavaScript for this file.</p></noscript>
+</div></div>
 <main class="wrap">
-{_kpis(data)}
-{missing}
+<div class="kpis" data-render="kpis"></div>
+{missing}{_absent_note(data)}
 {"".join(sections)}
 <footer>
   Built by <code>lara report</code> from <code>{_e(data.warehouse.name)}</code> (public marts
@@ -1120,9 +628,12 @@ def render_dashboard(data: DashboardData, generated_at: dt.datetime | None = Non
   mart's description (<code>dbt docs</code>). The same numbers are in the Parquet exports
   (<code>lara export</code>) and the MetricFlow semantic layer (<code>mf query</code>).
   Synthetic traffic and misrouted retrievals are excluded as the scope rules say; every
-  interval is a 95% interval.
+  interval is a 95% interval. Filters pick the marts' own roll-up rows; rates and intervals
+  are recomputed from their numerators and denominators in this page.
 </footer>
 </main>
+<script type="application/json" id="lara-data">{_json_for_script(payload)}</script>
+<script>{script}</script>
 </body>
 </html>
 """

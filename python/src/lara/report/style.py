@@ -40,7 +40,40 @@ nav.toc a {
   border: 1px solid rgba(255,255,255,.35); border-radius: 999px;
 }
 nav.toc a:hover { background: rgba(255,255,255,.14); }
-main { margin-top: -60px; padding-bottom: 48px; }
+main { margin-top: -40px; padding-bottom: 48px; }
+.filters { position: sticky; top: 0; z-index: 5; background: var(--card);
+  border-bottom: 1px solid var(--line); box-shadow: var(--shadow); padding: 8px 0; }
+.filters .wrap { display: flex; flex-direction: column; gap: 6px; }
+.filter-group { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; }
+.filter-label { font-size: 12px; text-transform: uppercase; letter-spacing: .06em;
+  color: var(--muted); font-weight: 600; min-width: 112px; }
+button.chip { font: inherit; font-size: 13px; padding: 3px 11px; border-radius: 999px;
+  border: 1px solid var(--line); background: var(--bg); color: var(--ink); cursor: pointer; }
+button.chip:hover { border-color: var(--accent); }
+button.chip[aria-pressed="true"] { background: var(--accent); border-color: var(--accent);
+  color: #fff; font-weight: 600; }
+.filter-note { font-size: 12.5px; color: var(--muted); font-style: italic; margin: 4px 0 8px; }
+.absent { color: var(--muted); font-style: italic; font-weight: 500; font-size: 12.5px; }
+.absent-chart { height: 150px; display: flex; align-items: center; justify-content: center;
+  border: 1px dashed var(--line); border-radius: 8px; }
+.caveat { color: var(--warn); }
+h4 { font-size: 13px; margin: 14px 0 2px; color: var(--muted); text-transform: uppercase;
+  letter-spacing: .05em; }
+.trend-grid { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 14px 22px; }
+figure.trend { margin: 0; min-width: 0; }
+.trend-title { font-size: 13.5px; font-weight: 600; color: var(--ink); margin: 0 0 2px; }
+svg .line { fill: none; stroke-width: 2; }
+svg .band { stroke: none; opacity: .16; }
+svg .line.gpr, svg .dot.gpr { stroke: var(--gpr); }
+svg .band.gpr, svg .dot.gpr { fill: var(--gpr); }
+svg .line.acr, svg .dot.acr { stroke: var(--acr); }
+svg .band.acr, svg .dot.acr { fill: var(--acr); }
+svg .line.orf, svg .dot.orf { stroke: var(--orf); }
+svg .band.orf, svg .dot.orf { fill: var(--orf); }
+svg .line.done, svg .dot.done { stroke: var(--done); }
+svg .band.done, svg .dot.done { fill: var(--done); }
+svg .line.naive { stroke: var(--faint); } svg .band.naive { fill: var(--faint); }
+svg .line.fixed { stroke: var(--fixed); } svg .band.fixed { fill: var(--fixed); }
 .kpis { display: grid; grid-template-columns: repeat(auto-fill, minmax(240px, 1fr)); gap: 14px; }
 .kpi {
   background: var(--card); border-radius: 12px; padding: 16px 18px; box-shadow: var(--shadow);
@@ -48,6 +81,10 @@ main { margin-top: -60px; padding-bottom: 48px; }
 }
 .kpi::before { content: ""; position: absolute; inset: 0 auto 0 0; width: 4px;
   background: var(--kpi, var(--accent)); }
+.kpi.accent { --kpi: var(--accent); } .kpi.gpr { --kpi: var(--gpr); }
+.kpi.acr { --kpi: var(--acr); } .kpi.orf { --kpi: var(--orf); }
+.kpi.done { --kpi: var(--done); } .kpi.bridge { --kpi: var(--bridge); }
+.kpi .k-value .absent { font-size: 15px; }
 .kpi .k-label { font-size: 12px; text-transform: uppercase; letter-spacing: .06em;
   color: var(--muted); font-weight: 600; }
 .kpi .k-value { font-size: 30px; font-weight: 700; margin: 4px 0 0; letter-spacing: -.02em; }
@@ -65,6 +102,9 @@ h3 { font-size: 15.5px; margin: 22px 0 4px; }
 }
 .def b { color: var(--ink); font-weight: 600; }
 .grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 22px; }
+.grid2 > * { min-width: 0; }
+.grid2.tables { grid-template-columns: minmax(0, 1fr); gap: 0; }
+.left { display: block; text-align: left; }
 figure { margin: 8px 0 0; }
 figcaption { font-size: 13px; color: var(--muted); margin-top: 4px; }
 svg.chart { width: 100%; height: auto; display: block; overflow: visible; }
@@ -106,6 +146,7 @@ table { border-collapse: collapse; width: 100%; font-size: 13px; }
 .table-wrap { overflow-x: auto; margin-top: 8px; }
 th, td { padding: 6px 7px; text-align: right; border-bottom: 1px solid var(--line);
   vertical-align: top; white-space: nowrap; }
+td .absent { white-space: normal; display: inline-block; max-width: 150px; text-align: right; }
 th { white-space: normal; vertical-align: bottom; }
 td.wrap { white-space: normal; text-align: left; min-width: 180px; }
 td.label { white-space: normal; min-width: 92px; }
@@ -123,7 +164,7 @@ tr.total td { font-weight: 700; border-top: 2px solid var(--line); }
 .pill.warnings { background: rgba(217,154,30,.16); color: var(--warn); }
 .pill.failed { background: rgba(214,69,69,.14); color: var(--bad); }
 .pill.unknown { background: var(--grid); color: var(--muted); }
-.matrix { width: auto; min-width: 560px; }
+.matrix { width: auto; min-width: 560px; max-width: 100%; }
 .matrix td, .matrix th { text-align: center; padding: 10px 14px; }
 .matrix td.cell { border: 3px solid var(--card); border-radius: 8px; min-width: 150px; }
 .matrix .cell .name { display: block; font-size: 12px; font-weight: 600; }
@@ -144,7 +185,8 @@ footer code, .def code, .lede code { font-size: 12px; }
 @media print {
   header.top { background: none; color: var(--ink); padding: 0; }
   header.top p, header.top .meta { color: var(--muted); }
-  nav.toc { display: none; }
+  nav.toc, .filters button.chip[aria-pressed="false"] { display: none; }
+  .filters { position: static; box-shadow: none; }
   main { margin-top: 12px; }
   section.card, .kpi { box-shadow: none; break-inside: avoid; }
 }

@@ -1,0 +1,102 @@
+"""Metric parameters (dbt vars) can be overridden without breaking the build.
+
+The README tells users to override the metric parameters with
+`dbt build --vars '{lara_k: 5}'`. That only works when every dbt unit test
+that depends on a var pins the values its expected rows assume
+(`overrides: vars:`); otherwise the user's override reaches the unit test and
+fails it. Two tests: a static one over the parsed manifest (every var a unit
+test's model reads, directly or through the project's macros, is pinned),
+and a real build with `--vars '{lara_k: 5}'` on a small sample: the models and
+data tests, then the unit tests selected explicitly (`--select test_type:unit`,
+which also overrides a default selector that leaves unit tests out).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import build_sample
+from lara.dbt import run_dbt
+
+# Vars no unit test result depends on: where the raw files are and how much an
+# incremental run re-reads (unit tests mock their inputs and is_incremental),
+# and whether user keys are hashed (no unit test expects a user key; the
+# privacy tests check it on a real build).
+NOT_MODEL_LOGIC = {"lara_raw_path", "lara_raw_schema", "lara_lookback_days", "lara_expose_user_ids"}
+VAR_CALL = re.compile(r"""\bvar\(\s*['"]([A-Za-z0-9_]+)['"]""")
+CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def _vars_read(code: str, macros: dict[str, str], seen: set[str] | None = None) -> set[str]:
+    """Vars read by `code` and, transitively, by the project macros it calls."""
+    seen = set() if seen is None else seen
+    found = set(VAR_CALL.findall(code))
+    for name in CALL.findall(code):
+        for candidate in (name, f"default__{name}", f"duckdb__{name}"):
+            if candidate in macros and candidate not in seen:
+                seen.add(candidate)
+                found |= _vars_read(macros[candidate], macros, seen)
+    return found
+
+
+def test_every_unit_test_pins_the_vars_its_model_reads(clean_sample):
+    manifest = json.loads(
+        (Path(clean_sample.warehouse).parent / "target" / "manifest.json").read_text()
+    )
+    macros = {
+        m["name"]: m["macro_sql"]
+        for m in manifest["macros"].values()
+        if m["package_name"] == "lara"
+    }
+    unit_tests = list(manifest["unit_tests"].values())
+    assert len(unit_tests) > 30
+    unpinned = {}
+    checked = 0
+    for test in unit_tests:
+        model = manifest["nodes"][test["depends_on"]["nodes"][0]]
+        needed = _vars_read(model["raw_code"], macros) - NOT_MODEL_LOGIC
+        if needed:
+            checked += 1
+        pinned = set((test.get("overrides") or {}).get("vars") or {})
+        missing = needed - pinned
+        if missing:
+            unpinned[f"{test['name']} ({model['name']})"] = sorted(missing)
+    assert checked >= 10, "the var scan found too few var-dependent unit tests"
+    assert not unpinned, f"unit tests that do not pin the vars they depend on: {unpinned}"
+
+
+@pytest.fixture(scope="module")
+def k5_sample(tmp_path_factory):
+    from lara.generate import GeneratorConfig
+
+    root = tmp_path_factory.mktemp("k5_sample")
+    config = GeneratorConfig(sessions=150, days=2, seed=21, replay=False)
+    return build_sample(
+        root, config, ["build", "--exclude", "test_type:unit", "--vars", "{lara_k: 5}"]
+    )
+
+
+def test_dbt_build_with_another_k_passes_and_uses_it(k5_sample):
+    # The build passed, or build_sample would have raised.
+    assert re.search(r"PASS=\d+", k5_sample.build_log)
+    assert "ERROR=0" in k5_sample.build_log
+    unit = run_dbt(
+        ["test", "--select", "test_type:unit", "--vars", "{lara_k: 5}"],
+        k5_sample.raw_path,
+        k5_sample.warehouse,
+        extra_env={
+            "DBT_TARGET_PATH": str(k5_sample.warehouse.parent / "target"),
+            "DBT_LOG_PATH": str(k5_sample.warehouse.parent / "logs"),
+        },
+        capture=True,
+    )
+    log = unit.stdout + unit.stderr
+    assert unit.returncode == 0, log[-6000:]
+    passed = re.search(r"PASS=(\d+) WARN=\d+ ERROR=0", log)
+    assert passed and int(passed.group(1)) >= 30, log[-2000:]
+    for mart in ("agg_tier1_quality", "agg_tier1_weighted"):
+        assert k5_sample.query(f"select distinct k from marts.{mart}") == [(5,)], mart
