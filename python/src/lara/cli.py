@@ -105,7 +105,16 @@ _RUN_CODES = (
         "build failed (a dbt model or test, or dbt docs), or LARA_RAW_PATH is not a folder; "
         "nothing new published",
     ),
-    ("2", "built, but the data-quality gate failed on the newest partition (or could not run)"),
+    (
+        "2",
+        "built, but the data-quality gate failed on the newest partition (or could not run); "
+        "this run's exports and dashboard are written beside the published ones, marked as "
+        "not published",
+    ),
+    (
+        "75",
+        "another `lara run` holds the warehouse's lock: nothing done (--wait-lock SECONDS waits)",
+    ),
 )
 _TOP_EPILOG = (
     "Run `lara COMMAND --help` for a command's options, environment variables and exit codes.\n"
