@@ -124,3 +124,18 @@
 {% macro spark__lara_list_length(list_expression) -%}
     case when {{ list_expression }} is not null then cast(size({{ list_expression }}) as bigint) end
 {%- endmacro %}
+
+
+{#- lara_days_between(start_date, end_date): whole days from start to end
+    (negative when end is earlier). -#}
+{% macro lara_days_between(start_date, end_date) %}
+    {{ return(adapter.dispatch('lara_days_between', 'lara')(start_date, end_date)) }}
+{% endmacro %}
+
+{% macro default__lara_days_between(start_date, end_date) -%}
+    date_diff('day', {{ start_date }}, {{ end_date }})
+{%- endmacro %}
+
+{% macro spark__lara_days_between(start_date, end_date) -%}
+    datediff({{ end_date }}, {{ start_date }})
+{%- endmacro %}

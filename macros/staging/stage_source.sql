@@ -1,7 +1,7 @@
 {#
     lara_stage_source(table_name): the body of a base model. Reads the raw
-    view of one contract table, types every column and gives each raw row
-    exactly one status:
+    view of one contract table (typed already, macros/raw), normalises enums
+    and gives each raw row exactly one status:
         clean        valid, first delivery of its content
         duplicate    exact re-delivery of a clean row's content (removed)
         quarantined  invalid, or a conflicting version of a key
@@ -9,35 +9,46 @@
 
     Checks, first match wins (the reason codes are an interface: the
     generator, the data-quality gate and the README use the same words):
-        json_parse_error       the JSON line is not a JSON object
-        invalid_partition      the dt= folder is not a date
-        missing_required       a required column is absent or null
-        empty_id               an id is empty or whitespace
-        invalid_timestamp      a timestamp does not parse
-        invalid_type           a boolean / integer / float does not parse
-        invalid_enum           an enum value outside the contract (after trim + lower-case)
-        out_of_range           a number outside the contract's min/max
-        invalid_list           a list column is not a list, or holds a null or blank id
-        conflicting_duplicate  the table key occurs with different contents:
-                               every version is quarantined (no version can be
-                               trusted over another)
+        json_parse_error             the JSON line is not a JSON object
+        invalid_partition            the dt= folder is not a date
+        missing_required             a required column is absent or null
+        empty_id                     an id is empty or whitespace
+        invalid_timestamp            a timestamp does not parse
+        invalid_type                 a boolean / integer / float does not parse
+                                     (an integer must be a whole number: 2.5 is
+                                     invalid, not 2)
+        invalid_enum                 an enum value outside the contract (after
+                                     trim + lower-case)
+        out_of_range                 a number outside the contract's min/max
+        invalid_list                 a list column is not a list, or holds a null
+                                     or blank id
+        timestamp_outside_partition  an event's `ts` falls outside its `dt=` day
+                                     by more than var partition_ts_tolerance_days
+                                     (metrics.md scope rules): it must not move a
+                                     session or an aggregate to another day
+        conflicting_duplicate        the table key occurs with different
+                                     contents: every version is quarantined (no
+                                     version can be trusted over another)
     Exact duplicates are judged on the typed, normalised values, so the same
     row delivered once as Parquet and once as JSON is a duplicate too.
 
-    Incremental runs (the base models are incremental, delete+insert on
-    `_dedup_key`; on Spark lara_replace_partitions by `_partition_value`,
-    rewriting each partition whole, see macros/spark/incremental.sql): only the raw files of *pending* partitions are read
-    (`lara_raw_pending_select`: partitions holding a file the table has not
-    seen, plus the last `lara_lookback_days` processed partitions). Rows
-    already in the table whose key occurs in the batch are re-judged with
-    it, so a conflicting version arriving days later quarantines the old
-    version too, exactly as a full refresh would. `_dedup_key` is
-    `key:<record key>` for rows that passed the checks (all versions of a
-    key are replaced together) and `row:<file>:<line>` for rows that failed
-    one. `_lara_loaded_at` is when the row's status or content last changed
-    (a re-read, unchanged row keeps its old time): downstream incremental
-    models recompute the sessions touched by rows loaded after their own
-    watermark.
+    `_raw_row` (the row as delivered, in dq_quarantine) is kept for the rows
+    a check quarantines only: the JSON line, or for Parquet rows the row's
+    values as JSON. A conflicting version (which passed every check) is
+    shown as its typed values as JSON, whichever run found the conflict.
+
+    Incremental runs (strategy lara_replace_partitions on both engines,
+    macros/incremental/partitions.sql): only the raw files of *pending*
+    partitions are read (macros/raw/pending.sql), and their rows replace
+    every row of those partitions. Rows already in the table whose key
+    occurs in the batch are re-judged with it, so a conflicting version
+    arriving days later quarantines the old version too, exactly as a full
+    refresh would. `_dedup_key` is `key:<record key>` for rows that passed
+    the checks (all versions of a key are replaced together) and
+    `row:<file>:<line>` for rows that failed one. `_lara_loaded_at` is when
+    the row's status or content last changed (a re-read, unchanged row keeps
+    its old time): lara_sessions_this_run recomputes the sessions of rows
+    loaded after the last completed run.
 #}
 {% macro lara_stage_source(table_name) %}
     {%- set spec = lara_contract()[table_name] -%}
@@ -68,8 +79,13 @@ typed as (
         _raw_row,
         {{ lara_try_cast('_partition_value', 'date') }} as _partition_date,
         {%- for column in columns %}
-        {{ column.name }} as _text_{{ column.name }},
-        {{ lara_typed_column(column) }} as {{ column.name }}{{ ',' if not loop.last }}
+        {%- if column.lara_type == 'enum' %}
+        {{ column.name }} as _delivered_{{ column.name }},
+        lower(trim({{ column.name }})) as {{ column.name }},
+        {%- else %}
+        {{ column.name }},
+        {%- endif %}
+        coalesce(_invalid_{{ column.name }}, false) as _invalid_{{ column.name }}{{ ',' if not loop.last }}
         {%- endfor %}
     from source
 
@@ -88,10 +104,22 @@ validated as (
 
 ),
 
-delivered as {% if is_incremental() %}{{ lara_materialized_cte() }} {% endif %}(
+delivered as {{ lara_materialized_cte() }} (
 
     select
-        *,
+        _source_format,
+        _source_file,
+        _source_line,
+        _partition_value,
+        _partition_date,
+        {%- for column in columns %}
+        {{ column.name }},
+        {%- endfor %}
+        _failed_check,
+        case
+            when _failed_check is not null
+                then {{ lara_delivered_row_json(columns) }}
+        end as _raw_row,
         {{ lara_row_hash(columns | map(attribute='name') | list) }} as _row_hash,
         {%- if key_columns %}
         {{ lara_row_hash(key_columns) }} as _record_key
@@ -112,13 +140,12 @@ delivered_earlier as (
         _source_file,
         _source_line,
         _partition_value,
-        true as _is_parseable,
-        _raw_row,
         _partition_date,
         {%- for column in columns %}
         {{ column.name }},
         {%- endfor %}
         cast(null as {{ dbt.type_string() }}) as _failed_check,
+        _raw_row,
         _row_hash,
         _record_key
     from {{ this }}
@@ -132,14 +159,7 @@ delivered_earlier as (
 
 judged as (
 
-    select
-        _source_format, _source_file, _source_line, _partition_value, _is_parseable, _raw_row,
-        _partition_date,
-        {%- for column in columns %}
-        {{ column.name }},
-        {%- endfor %}
-        _failed_check, _row_hash, _record_key
-    from delivered
+    select * from delivered
     union all
     select * from delivered_earlier
 
@@ -152,29 +172,73 @@ judged as (
 ),
 {%- endif %}
 
+{#- Duplicates and conflicting versions, among rows that passed the checks.
+    Almost every key is delivered once: the aggregate below finds the keys
+    delivered more than once (and whether their contents differ), and only
+    those rows are ranked by delivery, so the cost is one hash aggregate
+    rather than a sort of every row. -#}
+key_versions as (
+
+    select
+        _record_key,
+        count(*) as _key_deliveries,
+        min(_row_hash) <> max(_row_hash) as _has_versions
+    from judged
+    where _failed_check is null
+    group by _record_key
+
+),
+
+judged_keys as (
+
+    select
+        judged.*,
+        key_versions._key_deliveries,
+        key_versions._has_versions
+    from judged
+    left join key_versions
+        on
+            judged._failed_check is null
+            and judged._record_key = key_versions._record_key
+
+),
+
+{#- Each content's deliveries in order: the first is kept, later ones are
+    exact duplicates. -#}
+redelivered as (
+
+    select
+        *,
+        row_number() over (
+            partition by _record_key, _row_hash
+            order by _partition_value, _source_file, _source_line
+        ) as _delivery_rank
+    from judged_keys
+    where _key_deliveries > 1
+
+),
+
 ranked as (
 
     select
         *,
-        case
-            when _failed_check is null
-                then row_number() over (
-                    partition by _failed_check is null, _row_hash
-                    order by _partition_value, _source_file, _source_line
-                )
-        end as _delivery_rank
-    from judged
+        case when _failed_check is null then cast(1 as bigint) end as _delivery_rank
+    from judged_keys
+    where coalesce(_key_deliveries, 0) <= 1
+    union all
+    select * from redelivered
 
 ),
 
+{#- A key delivered with different contents: the first delivery of each
+    content is a conflicting version (quarantined); later deliveries of a
+    content stay exact duplicates. -#}
 versions as (
 
     select
         *,
         case
-            when _failed_check is null and _delivery_rank = 1
-                then min(_row_hash) over (partition by _failed_check is null, _delivery_rank = 1, _record_key)
-                    <> max(_row_hash) over (partition by _failed_check is null, _delivery_rank = 1, _record_key)
+            when _failed_check is null and _delivery_rank = 1 then coalesce(_has_versions, false)
         end as _is_conflicting
     from ranked
 
@@ -210,7 +274,10 @@ final as (
         _source_file,
         _source_line,
         _partition_value,
-        _raw_row
+        case
+            when _failed_check is not null then _raw_row
+            when _is_conflicting then {{ lara_row_json(columns) }}
+        end as _raw_row
     from versions
 
 ),
@@ -225,7 +292,17 @@ loaded as (
             existing._lara_loaded_at, {{ lara_run_started_at() }}
         ) as _lara_loaded_at
     from final
-    left join {{ this }} as existing
+    left join (
+        select
+            _source_file,
+            _source_line,
+            _row_hash,
+            _row_status,
+            _quarantine_reason,
+            _lara_loaded_at
+        from {{ this }}
+        where _partition_value in (select distinct _partition_value from judged)
+    ) as existing
         on final._source_file = existing._source_file
         and final._source_line = existing._source_line
         and final._row_hash is not distinct from existing._row_hash
@@ -267,26 +344,39 @@ select * from loaded
 {% endmacro %}
 
 
-{% macro lara_typed_column(column) %}
-    {%- set lara_type = column.lara_type -%}
-    {%- set text = column.name -%}
-    {%- if lara_type in ('id', 'string') -%}
-        {{ text }}
-    {%- elif lara_type == 'enum' -%}
-        lower(trim({{ text }}))
-    {%- elif lara_type == 'timestamp' -%}
-        {{ lara_parse_utc_timestamp(text) }}
-    {%- elif lara_type == 'boolean' -%}
-        {{ lara_try_cast('lower(trim(' ~ text ~ '))', 'boolean') }}
-    {%- elif lara_type == 'integer' -%}
-        {{ lara_try_cast(lara_try_cast(text, 'double'), 'bigint') }}
-    {%- elif lara_type == 'float' -%}
-        {{ lara_try_cast(text, 'double') }}
-    {%- elif lara_type == 'string_list' -%}
-        {{ lara_parse_string_list(text) }}
-    {%- else -%}
-        {{ exceptions.raise_compiler_error("lara: unknown lara_type '" ~ lara_type ~ "' on column " ~ column.name) }}
-    {%- endif -%}
+{% macro lara_delivered_row_json(columns) %}
+    {#- The row as delivered, for a row a check quarantines: the JSON line,
+        or for a Parquet row its values (enums as delivered) as JSON. -#}
+    {%- set fields = [] -%}
+    {%- for column in columns -%}
+        {%- do fields.append([column.name, ('_delivered_' ~ column.name) if column.lara_type == 'enum' else column.name]) -%}
+    {%- endfor -%}
+    {{ return('coalesce(_raw_row, ' ~ lara_json_object(fields) ~ ')') }}
+{% endmacro %}
+
+
+{% macro lara_row_json(columns) %}
+    {#- A row's typed values as a JSON object (a conflicting version). -#}
+    {%- set fields = [] -%}
+    {%- for column in columns -%}{%- do fields.append([column.name, column.name]) -%}{%- endfor -%}
+    {{ return(lara_json_object(fields)) }}
+{% endmacro %}
+
+
+{% macro lara_json_object(fields) %}
+    {{ return(adapter.dispatch('lara_json_object', 'lara')(fields)) }}
+{% endmacro %}
+
+{% macro duckdb__lara_json_object(fields) %}
+    {%- set items = [] -%}
+    {%- for name, expression in fields -%}{%- do items.append(name ~ ' := ' ~ expression) -%}{%- endfor -%}
+    {{ return('cast(to_json(struct_pack(' ~ (items | join(', ')) ~ ')) as varchar)') }}
+{% endmacro %}
+
+{% macro spark__lara_json_object(fields) %}
+    {%- set items = [] -%}
+    {%- for name, expression in fields -%}{%- do items.append("'" ~ name ~ "', " ~ expression) -%}{%- endfor -%}
+    {{ return("to_json(named_struct(" ~ (items | join(', ')) ~ "), map('ignoreNullFields', 'false'))") }}
 {% endmacro %}
 
 
@@ -298,23 +388,23 @@ select * from loaded
     ] -%}
     {%- for column in columns if column.get('required') -%}
         {%- do checks.append({'reason': 'missing_required', 'column': column.name,
-            'condition': '_text_' ~ column.name ~ ' is null'}) -%}
+            'condition': column.name ~ ' is null and not _invalid_' ~ column.name}) -%}
     {%- endfor -%}
     {%- for column in columns if column.lara_type == 'id' -%}
         {%- do checks.append({'reason': 'empty_id', 'column': column.name,
-            'condition': "trim(_text_" ~ column.name ~ ") = ''"}) -%}
+            'condition': "trim(" ~ column.name ~ ") = ''"}) -%}
     {%- endfor -%}
     {%- for column in columns if column.lara_type == 'timestamp' -%}
         {%- do checks.append({'reason': 'invalid_timestamp', 'column': column.name,
-            'condition': '_text_' ~ column.name ~ ' is not null and ' ~ column.name ~ ' is null'}) -%}
+            'condition': '_invalid_' ~ column.name}) -%}
     {%- endfor -%}
     {%- for column in columns if column.lara_type in ('boolean', 'integer', 'float') -%}
         {%- do checks.append({'reason': 'invalid_type', 'column': column.name,
-            'condition': '_text_' ~ column.name ~ ' is not null and ' ~ column.name ~ ' is null'}) -%}
+            'condition': '_invalid_' ~ column.name}) -%}
     {%- endfor -%}
     {%- for column in columns if column.lara_type == 'enum' -%}
         {%- do checks.append({'reason': 'invalid_enum', 'column': column.name,
-            'condition': column.name ~ ' not in (' ~ lara_sql_string_list(column['values'])[1:-1] ~ ')'}) -%}
+            'condition': column.name ~ ' not in ' ~ lara_sql_in_list(column['values'])}) -%}
     {%- endfor -%}
     {%- for column in columns if column.get('min') is not none or column.get('max') is not none -%}
         {%- set bounds = [] -%}
@@ -325,8 +415,12 @@ select * from loaded
     {%- endfor -%}
     {%- for column in columns if column.lara_type == 'string_list' -%}
         {%- do checks.append({'reason': 'invalid_list', 'column': column.name,
-            'condition': '_text_' ~ column.name ~ ' is not null and (' ~ column.name ~ ' is null or '
-                ~ lara_list_has_blank(column.name) ~ ')'}) -%}
+            'condition': '(_invalid_' ~ column.name ~ ' or ' ~ lara_list_has_blank(column.name) ~ ')'}) -%}
+    {%- endfor -%}
+    {%- for column in columns if column.name == 'ts' and column.lara_type == 'timestamp' -%}
+        {%- do checks.append({'reason': 'timestamp_outside_partition', 'column': column.name,
+            'condition': 'abs(' ~ lara_days_between('_partition_date', 'cast(' ~ column.name ~ ' as date)') ~ ') > '
+                ~ (var('partition_ts_tolerance_days') | int)}) -%}
     {%- endfor -%}
     {{ return(checks) }}
 {% endmacro %}

@@ -1,5 +1,6 @@
-{#- The load log: one row per raw file a completed run loaded into its base
-    model, with the rows read from it. Append-only: a file re-read by a later
+{#- The load log: one row per raw data file a completed run loaded into its
+    base model, with its size and modification time (a file that changes is
+    read again) and the rows read from it. Append-only: a file re-read by a later
     run (a late file in its partition, the lookback days) gets a new row; the
     newest row per file is its current state.
 
@@ -54,24 +55,27 @@ listed as (
         listed.partition_value,
         listed.source_file,
         listed.file_format,
+        listed.size_bytes,
+        listed.modified_at,
         count(loaded_rows._source_file) as raw_rows
     from listed
     left join {{ ref('base_lara__' ~ table_name) }} as loaded_rows
         on listed.source_file = loaded_rows._source_file
     where
         listed.table_name = {{ lara_sql_string(table_name) }}
+        and listed.file_status = 'data'
         {%- if not loaded %}
         and false
         {%- elif pending is not none %}
-        and listed.partition_value in (
-            {%- for partition in pending %}{{ lara_sql_string(partition) }}{{ ', ' if not loop.last }}{% endfor -%}
-            {%- if not pending %}null{% endif %})
+        and listed.partition_value in {{ lara_sql_in_list(pending) }}
         {%- endif %}
     group by
         listed.table_name,
         listed.partition_value,
         listed.source_file,
-        listed.file_format
+        listed.file_format,
+        listed.size_bytes,
+        listed.modified_at
 
 ),
 
@@ -94,6 +98,8 @@ final as (
         files.partition_value,
         files.source_file,
         files.file_format,
+        files.size_bytes as file_size_bytes,
+        files.modified_at as file_modified_at,
         files.raw_rows,
         {% if advance -%}
         (select upper_limit from {{ limits }})
