@@ -33,14 +33,14 @@ direct_sources as (
     from {{ ref('int_attribution_direct_sources') }}
     where
         document_id is not null
-        {%- if is_incremental() %}
+    {%- if is_incremental() %}
         and document_id in (
             select document_id from {{ ref('int_attribution_direct_sources') }}
             where
                 {{ lara_in_sessions_this_run('session_guid') }}
                 and action_type in ('export', 'share', 'download')
         )
-        {%- endif %}
+    {%- endif %}
 
 ),
 

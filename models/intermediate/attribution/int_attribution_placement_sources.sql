@@ -38,12 +38,12 @@ direct_sources as (
     where
         document_id is not null
         and consumed_asset_id is not null
-        {%- if is_incremental() %}
+    {%- if is_incremental() %}
         and document_id in (
             select document_id from {{ ref('int_attribution_direct_sources') }}
             where {{ lara_in_sessions_this_run('session_guid') }}
         )
-        {%- endif %}
+    {%- endif %}
 
 ),
 
