@@ -1,33 +1,59 @@
 {#- List operations (DuckDB lists, Spark arrays). -#}
 
-{#- lara_explode_list(relation_sql, id_columns, list_column, element_alias, position_alias):
-    one row per list element with its 1-based position; empty and null lists
-    give no rows. `relation_sql` is a CTE or relation name. -#}
-{% macro lara_explode_list(relation_sql, id_columns, list_column, element_alias, position_alias) %}
-    {{ return(adapter.dispatch('lara_explode_list', 'lara')(relation_sql, id_columns, list_column, element_alias, position_alias)) }}
+{#- lara_explode_distinct_list(relation_sql, id_columns, list_column,
+    element_alias, rank_alias, position_alias): one row per distinct element
+    of a list, as trec_eval sees a ranked list: a repeated element keeps its
+    first occurrence, `rank_alias` is its 1-based position in the
+    de-duplicated list and `position_alias` its 1-based position in the
+    list as logged. Empty and null lists give no rows. No sort or grouping:
+    the list is de-duplicated in place. `relation_sql` is a CTE or relation. -#}
+{% macro lara_explode_distinct_list(relation_sql, id_columns, list_column, element_alias, rank_alias, position_alias) %}
+    {{ return(adapter.dispatch('lara_explode_distinct_list', 'lara')(relation_sql, id_columns, list_column, element_alias, rank_alias, position_alias)) }}
 {% endmacro %}
 
-{% macro duckdb__lara_explode_list(relation_sql, id_columns, list_column, element_alias, position_alias) -%}
+{% macro duckdb__lara_explode_distinct_list(relation_sql, id_columns, list_column, element_alias, rank_alias, position_alias) -%}
     select
         {% for column in id_columns -%}
         {{ column }},
         {% endfor -%}
-        unnest({{ list_column }}) as {{ element_alias }},
-        generate_subscripts({{ list_column }}, 1) as {{ position_alias }}
-    from {{ relation_sql }}
+        {{ element_alias }},
+        {{ rank_alias }},
+        cast(list_position(lara_logged_list, {{ element_alias }}) as bigint) as {{ position_alias }}
+    from (
+        select
+            {% for column in id_columns -%}
+            {{ column }},
+            {% endfor -%}
+            lara_logged_list,
+            unnest(lara_distinct_list) as {{ element_alias }},
+            cast(generate_subscripts(lara_distinct_list, 1) as bigint) as {{ rank_alias }}
+        from (
+            select
+                {% for column in id_columns -%}
+                {{ column }},
+                {% endfor -%}
+                {{ list_column }} as lara_logged_list,
+                list_filter(
+                    {{ list_column }},
+                    lambda element, position: list_position({{ list_column }}, element) = position
+                ) as lara_distinct_list
+            from {{ relation_sql }}
+        ) as distinct_lists
+    ) as exploded
 {%- endmacro %}
 
-{% macro default__lara_explode_list(relation_sql, id_columns, list_column, element_alias, position_alias) -%}
+{#- Spark: array_distinct keeps first occurrences in order. -#}
+{% macro default__lara_explode_distinct_list(relation_sql, id_columns, list_column, element_alias, rank_alias, position_alias) -%}
     select
         {% for column in id_columns -%}
         {{ column }},
         {% endfor -%}
         exploded.{{ element_alias }},
-        exploded.lara_pos + 1 as {{ position_alias }}
+        cast(exploded.lara_pos + 1 as bigint) as {{ rank_alias }},
+        cast(array_position({{ list_column }}, exploded.{{ element_alias }}) as bigint) as {{ position_alias }}
     from {{ relation_sql }}
-    lateral view posexplode({{ list_column }}) exploded as lara_pos, {{ element_alias }}
+    lateral view posexplode(array_distinct({{ list_column }})) exploded as lara_pos, {{ element_alias }}
 {%- endmacro %}
-
 
 {#- lara_list_contains(list_expression, value_expression): null-safe membership. -#}
 {% macro lara_list_contains(list_expression, value_expression) %}

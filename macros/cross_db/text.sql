@@ -22,22 +22,38 @@
 {%- endmacro %}
 
 {% macro duckdb__lara_token_jaccard(left_text, right_text) -%}
-    case
-        when {{ left_text }} is null or {{ right_text }} is null then null
-        when len(list_distinct(list_concat({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }}))) = 0 then 0.0
-        else
-            len(list_intersect({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }}))
-            / len(list_distinct(list_concat({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }})))
-    end
+    {{ lara_token_set_jaccard(lara_tokens(left_text), lara_tokens(right_text)) }}
 {%- endmacro %}
 
 {% macro default__lara_token_jaccard(left_text, right_text) -%}
+    {{ lara_token_set_jaccard(lara_tokens(left_text), lara_tokens(right_text)) }}
+{%- endmacro %}
+
+
+{#- lara_token_set_jaccard(left_tokens, right_tokens): the Jaccard index of two
+    token lists made by lara_tokens (tokenise each text once, e.g. in a CTE,
+    then compare lists). Null when either is null; 0 when both are empty. -#}
+{% macro lara_token_set_jaccard(left_tokens, right_tokens) %}
+    {{ return(adapter.dispatch('lara_token_set_jaccard', 'lara')(left_tokens, right_tokens)) }}
+{% endmacro %}
+
+{% macro duckdb__lara_token_set_jaccard(left_tokens, right_tokens) -%}
     case
-        when {{ left_text }} is null or {{ right_text }} is null then null
-        when size(array_union({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }})) = 0 then 0.0
+        when {{ left_tokens }} is null or {{ right_tokens }} is null then null
+        when len(list_distinct(list_concat({{ left_tokens }}, {{ right_tokens }}))) = 0 then 0.0
         else
-            size(array_intersect({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }}))
-            / size(array_union({{ lara_tokens(left_text) }}, {{ lara_tokens(right_text) }}))
+            len(list_intersect({{ left_tokens }}, {{ right_tokens }}))
+            / len(list_distinct(list_concat({{ left_tokens }}, {{ right_tokens }})))
+    end
+{%- endmacro %}
+
+{% macro default__lara_token_set_jaccard(left_tokens, right_tokens) -%}
+    case
+        when {{ left_tokens }} is null or {{ right_tokens }} is null then null
+        when size(array_union({{ left_tokens }}, {{ right_tokens }})) = 0 then 0.0
+        else
+            size(array_intersect({{ left_tokens }}, {{ right_tokens }}))
+            / size(array_union({{ left_tokens }}, {{ right_tokens }}))
     end
 {%- endmacro %}
 

@@ -301,3 +301,86 @@
     {%- endfor -%}
     {{ return(files) }}
 {% endmacro %}
+
+
+{#- ----------------------------------------------------------------- Spark
+
+    The same listing with the binaryFile source (path, length and time; the
+    contents are not read). The readability check is DuckDB's plugin
+    function: on Spark a broken file fails the build, naming it, as Spark
+    reports it; a Parquet file whose required column has the wrong type
+    fails the schema merge of its table the same way (README, Running on
+    Spark). -#}
+{% macro spark__lara_list_raw_files() %}
+    {%- set root = lara_raw_root() -%}
+    {%- set tables = lara_contract_table_names() -%}
+    {%- do run_query("create or replace temporary view lara__raw_blobs using binaryFile options (path "
+        ~ lara_sql_string(root) ~ ", recursiveFileLookup 'true')") -%}
+    {%- set relation = lara_raw_listing_relation() -%}
+    {%- set classified -%}
+        with
+
+        listed as (
+            select
+                regexp_replace(path, '^file:', '') as source_file,
+                length as size_bytes,
+                cast(modificationTime as timestamp) as modified_at
+            from lara__raw_blobs
+        ),
+
+        located as (
+            select
+                *,
+                split(substr(source_file, instr(source_file, {{ lara_sql_string(root ~ '/') }}) + {{ (root | length) + 1 }}), '/')
+                    as segments
+            from listed
+            where instr(source_file, {{ lara_sql_string(root ~ '/') }}) > 0
+        ),
+
+        parts as (
+            select
+                *,
+                segments[0] as table_name,
+                element_at(segments, -1) as file_name,
+                exists(slice(segments, 2, size(segments) - 1), segment -> left(segment, 1) in ('_', '.')) as is_marker,
+                case when size(segments) = 3 and left(segments[1], 3) = 'dt=' then substr(segments[1], 4) end
+                    as partition_value
+            from located
+            where size(segments) >= 2 and segments[0] in {{ lara_sql_in_list(tables) }}
+        )
+
+        select
+            table_name,
+            source_file,
+            array_join(segments, '/') as relative_path,
+            partition_value,
+            case
+                when file_name like '%.parquet' then 'parquet'
+                when file_name like '%.jsonl' or file_name like '%.jsonl.gz' then 'jsonl'
+            end as file_format,
+            size_bytes,
+            modified_at,
+            case
+                when is_marker then 'ignored'
+                when partition_value is null then 'skipped'
+                when not (file_name like '%.parquet' or file_name like '%.jsonl' or file_name like '%.jsonl.gz')
+                    then 'skipped'
+                else 'data'
+            end as file_status,
+            case
+                when is_marker then null
+                when partition_value is null then 'outside_partition_layout'
+                when not (file_name like '%.parquet' or file_name like '%.jsonl' or file_name like '%.jsonl.gz')
+                    then 'unsupported_file_type'
+            end as skip_reason,
+            case
+                when is_marker then null
+                when partition_value is null then concat('not directly in a dt= folder of the table: ', array_join(segments, '/'))
+                when not (file_name like '%.parquet' or file_name like '%.jsonl' or file_name like '%.jsonl.gz')
+                    then 'expected *.parquet, *.jsonl or *.jsonl.gz'
+            end as skip_detail
+        from parts
+    {%- endset -%}
+    {%- do run_query('drop table if exists ' ~ relation) -%}
+    {%- do run_query('create table ' ~ relation ~ ' using parquet as ' ~ classified) -%}
+{% endmacro %}

@@ -73,3 +73,35 @@
     {#- The rows of the given files (DuckDB reads a list of files). -#}
     {{ return(lara_raw_union_select(node, parquet_files, json_files)) }}
 {% endmacro %}
+
+
+{% macro spark__lara_raw_partitions_select(node, parquet_files, json_files, partitions) %}
+    {#- The rows of the given files: Spark reads a path glob per format over
+        every dt= folder (partitions none) or the given ones (`dt={a,b}`); a
+        partition name holding a glob character falls back to every folder
+        filtered by name. Only `<table>/dt=<value>/<file>` paths match, as in
+        the listing. -#}
+    {%- set root = lara_raw_root() ~ '/' ~ node.name -%}
+    {%- set globbable = namespace(ok=partitions is not none) -%}
+    {%- for partition in (partitions or []) -%}
+        {%- for character in '{}[]*?\\,`' if character in partition -%}{%- set globbable.ok = false -%}{%- endfor -%}
+    {%- endfor -%}
+    {%- set globbable = globbable.ok -%}
+    {%- set folders = ('dt={' ~ (partitions | join(',')) ~ '}') if globbable else 'dt=*' -%}
+    {%- set parts = [] -%}
+    {%- if parquet_files -%}
+        {%- do parts.append(spark__lara_raw_parquet_select(node, root ~ '/' ~ folders ~ '/*.parquet')) -%}
+    {%- endif -%}
+    {%- if json_files -%}
+        {%- do parts.append(spark__lara_raw_json_select(node, root ~ '/' ~ folders ~ '/*.{jsonl,jsonl.gz}')) -%}
+    {%- endif -%}
+    {%- if not parts -%}
+        {%- do parts.append(lara_raw_empty_select(node)) -%}
+    {%- endif -%}
+    {%- set rows = parts | join('\nunion all\n') -%}
+    {%- if partitions is not none and not globbable -%}
+        {%- set rows = 'select * from (' ~ rows ~ ') as raw_rows where _partition_value in '
+            ~ lara_sql_in_list(partitions) -%}
+    {%- endif -%}
+    {{ return(rows) }}
+{% endmacro %}

@@ -93,3 +93,21 @@
         {%- endfor %}
     where false
 {% endmacro %}
+
+
+{#- Spark: the same views over path globs (every dt= folder of a table, per
+    format); dbt-spark runs a hook as one statement, so they run here. -#}
+{% macro spark__lara_register_raw_sources() %}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set raw_schema = var('lara_raw_schema', 'lara_raw') -%}
+    {%- do run_query('set spark.sql.parquet.mergeSchema=true') -%}
+    {%- do run_query('create schema if not exists ' ~ raw_schema) -%}
+    {%- do lara_list_raw_files() -%}
+    {%- for node in lara_contract_tables() -%}
+        {%- set files = lara_raw_data_files(node.name) -%}
+        {%- do lara_require_files(node, files) -%}
+        {%- do run_query('create or replace view ' ~ raw_schema ~ '.' ~ node.name ~ ' as\n'
+            ~ spark__lara_raw_partitions_select(node, files.parquet, files.json, none)) -%}
+    {%- endfor -%}
+    {{ return('select 1') }}
+{% endmacro %}

@@ -127,3 +127,43 @@
         {%- endif -%}
     {%- endif -%}
 {% endmacro %}
+
+
+{#- Spark: (value, invalid) for a Parquet column of the merged schema's type
+    `file_type` (lower case; none: absent). -#}
+{% macro spark__lara_value_from_parquet(column, file_type) %}
+    {%- set name = column.name -%}
+    {%- set lara_type = column.lara_type -%}
+    {%- set sql_type = lara_contract_sql_type(lara_type) -%}
+    {%- if file_type is none -%}
+        {{ return(['cast(null as ' ~ sql_type ~ ')', 'false']) }}
+    {%- endif -%}
+    {%- set base_type = file_type.split('(')[0] -%}
+    {%- set integers = ['tinyint', 'smallint', 'int', 'bigint'] -%}
+    {%- set floats = ['float', 'double', 'decimal'] -%}
+    {%- if lara_type in ('id', 'string', 'enum') and base_type == 'string' -%}
+        {{ return([name, 'false']) }}
+    {%- elif lara_type == 'timestamp' and base_type in ('timestamp', 'timestamp_ntz') -%}
+        {#- The session time zone is UTC (profiles.yml): a timestamp is its UTC value. -#}
+        {{ return(['cast(' ~ name ~ ' as timestamp)', 'false']) }}
+    {%- elif lara_type == 'boolean' and base_type == 'boolean' -%}
+        {{ return([name, 'false']) }}
+    {%- elif lara_type == 'integer' and (base_type in integers or file_type == 'decimal(20,0)') -%}
+        {{ return(['cast(' ~ name ~ ' as bigint)', 'false']) }}
+    {%- elif lara_type == 'integer' and base_type in floats -%}
+        {%- set value = lara_integral('cast(' ~ name ~ ' as double)') -%}
+        {{ return([value, '(' ~ name ~ ' is not null and ' ~ value ~ ' is null)']) }}
+    {%- elif lara_type == 'float' and (base_type in floats or base_type in integers) -%}
+        {{ return(['cast(' ~ name ~ ' as double)', 'false']) }}
+    {%- elif lara_type == 'string_list' and file_type == 'array<string>' -%}
+        {{ return([name, 'false']) }}
+    {%- else -%}
+        {%- set text = ('to_json(' ~ name ~ ')') if file_type.startswith('array') or file_type.startswith('struct') or file_type.startswith('map') else ('cast(' ~ name ~ ' as string)') -%}
+        {%- set value = lara_value_from_text(lara_type, text) -%}
+        {%- if lara_type_can_fail(lara_type) -%}
+            {{ return([value, '(' ~ name ~ ' is not null and ' ~ value ~ ' is null)']) }}
+        {%- else -%}
+            {{ return([value, 'false']) }}
+        {%- endif -%}
+    {%- endif -%}
+{% endmacro %}

@@ -1,26 +1,27 @@
 {#
     Incremental models on Spark. Plain Parquet tables (no Delta or Iceberg
-    here) have no DELETE, so the project's two strategies replace whole
-    partitions instead of rows, with dynamic partition overwrite:
+    here) have no DELETE, so the project's strategies replace whole
+    partitions instead of rows, with dynamic partition overwrite, from the
+    same run state as on DuckDB (models/run_state):
 
     lara_replace_partitions (base models, partition `_partition_value`, the
         raw file's dt= folder): a run rewrites every pending partition and
         every partition holding an earlier version of a key it re-judges
         (stage_source.sql carries that partition's other rows unchanged).
     lara_replace_sessions (session-grained models, partition
-        `_lara_session_date`): the model's pre-hook
-        (lara_stage_affected_sessions) stages the affected sessions widened
-        to every session of each day that holds one, by its date before and
-        after the run, in `<model>__lara_sessions`, so every partition
-        written is complete; a partition whose sessions all moved away or
-        lost their rows (a prompt turned out to be a conflicting duplicate)
-        is dropped.
+        `_lara_session_date`): the model computes the rows of
+        lara_sessions_this_run; each day that held or now holds one of those
+        sessions is rewritten with those rows plus, carried unchanged, the
+        rows of its other sessions; a day left without rows is dropped.
+    lara_replace_days (daily aggregates, partition = the day column): the
+        model computes the day rows of lara_days_this_run and the period
+        totals (day null); those partitions are rewritten, a day left
+        without rows is dropped.
 
-    Both first write the recomputed rows to `<model>__lara_batch` (the temp
-    view dbt creates reads the model's own table, for its watermark and its
-    earlier rows, and the partitions to drop are known only once the rows
-    are), then drop emptied partitions, then `insert overwrite` from the
-    batch; the statement dbt runs last drops the batch table.
+    Each first writes the new rows to `<model>__lara_batch` (the query dbt
+    builds reads the model's own table), drops emptied partitions, then
+    `insert overwrite` from the batch; the statement dbt runs last drops
+    the batch table.
 
     dbt-spark validates the strategy name against its own list and has no
     hook for custom strategies, so the two adapter macros below are
@@ -29,7 +30,7 @@
 #}
 
 {% macro lara_spark_strategies() %}
-    {{ return(['lara_replace_partitions', 'lara_replace_sessions']) }}
+    {{ return(['lara_replace_partitions', 'lara_replace_sessions', 'lara_replace_days']) }}
 {% endmacro %}
 
 
@@ -66,7 +67,9 @@
     {%- if strategy == 'lara_replace_partitions' -%}
         {{ lara_spark_replace_partitions(source, target) }}
     {%- elif strategy == 'lara_replace_sessions' -%}
-        {{ lara_spark_replace_partitions(source, target, drop_emptied_session_days=true) }}
+        {{ lara_spark_replace_partitions(source, target, mode='sessions') }}
+    {%- elif strategy == 'lara_replace_days' -%}
+        {{ lara_spark_replace_partitions(source, target, mode='days') }}
     {%- elif strategy == 'append' -%}
         {{ get_insert_into_sql(source, target) }}
     {%- elif strategy in ['insert_overwrite', 'microbatch'] -%}
@@ -110,50 +113,72 @@
 {% endmacro %}
 
 
-{% macro lara_spark_replace_partitions(source, target, drop_emptied_session_days=false) %}
-    {#- Runs the replacement and returns the statement that drops the batch. -#}
+{% macro lara_spark_replace_partitions(source, target, mode='partitions') %}
+    {#- Runs the replacement and returns the statement that drops the batch.
+        mode: partitions (base models: the batch holds whole partitions),
+        sessions (carry the other sessions of each rewritten day), days
+        (daily aggregates). -#}
     {%- set batch = target.incorporate(path={'identifier': target.identifier ~ '__lara_batch'}) -%}
     {%- set partition_by = config.get('partition_by') -%}
-    {%- set partition_columns = [partition_by] if partition_by is string else partition_by -%}
+    {%- set partition_column = (partition_by if partition_by is string else partition_by[0]) -%}
+    {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | join(', ') -%}
     {%- do run_query('drop table if exists ' ~ batch) -%}
-    {%- do run_query('create table ' ~ batch ~ ' using parquet as select * from ' ~ source) -%}
-    {%- if drop_emptied_session_days -%}
-        {%- set emptied = lara_spark_emptied_session_days(target, batch, partition_columns[0]) -%}
-        {%- for value in emptied -%}
-            {%- do log('lara: ' ~ target.identifier ~ ': dropping emptied partition '
-                ~ partition_columns[0] ~ '=' ~ value, info=true) -%}
-            {%- do run_query('alter table ' ~ target ~ ' drop if exists partition ('
-                ~ partition_columns[0] ~ " = '" ~ value ~ "')") -%}
-        {%- endfor -%}
+    {%- if mode == 'sessions' -%}
+        {%- set session_column = config.get('lara_session_column', 'session_guid') -%}
+        {%- set sessions = ref('lara_sessions_this_run') -%}
+        {%- set day = lara_null_safe_date(partition_column) -%}
+        {%- set rewritten_days -%}
+            select distinct {{ day }} as lara_day from {{ target }}
+            where {{ session_column }} in (select session_guid from {{ sessions }})
+            union
+            select distinct {{ day }} from {{ source }}
+        {%- endset -%}
+        {%- do run_query('create table ' ~ batch ~ ' using parquet as'
+            ~ ' select ' ~ columns ~ ' from ' ~ source
+            ~ ' union all select ' ~ columns ~ ' from ' ~ target
+            ~ ' where ' ~ day ~ ' in (' ~ rewritten_days ~ ')'
+            ~ ' and not ' ~ session_column ~ ' in (select session_guid from ' ~ sessions ~ ')') -%}
+        {%- set emptied = lara_spark_emptied_days(target, batch, partition_column, rewritten_days) -%}
+    {%- elif mode == 'days' -%}
+        {%- set rewritten_days = 'select event_date from ' ~ ref('lara_days_this_run') -%}
+        {%- do run_query('create table ' ~ batch ~ ' using parquet as select ' ~ columns ~ ' from ' ~ source) -%}
+        {%- set emptied = lara_spark_emptied_days(target, batch, partition_column, rewritten_days) -%}
+    {%- else -%}
+        {%- do run_query('create table ' ~ batch ~ ' using parquet as select * from ' ~ source) -%}
+        {%- set emptied = [] -%}
     {%- endif -%}
+    {%- for value in emptied -%}
+        {%- do log('lara: ' ~ target.identifier ~ ': dropping emptied partition ' ~ partition_column ~ '=' ~ value, info=true) -%}
+        {%- do run_query('alter table ' ~ target ~ ' drop if exists partition ('
+            ~ partition_column ~ ' = ' ~ lara_sql_string(value) ~ ')') -%}
+    {%- endfor -%}
     {#- dbt-spark sets this only for its own insert_overwrite strategy; without
         it `insert overwrite` replaces the whole table. -#}
     {%- do run_query('set spark.sql.sources.partitionOverwriteMode = DYNAMIC') -%}
-    {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | join(', ') -%}
-    {%- do run_query('insert overwrite table ' ~ target ~ ' partition ('
-        ~ (partition_columns | join(', ')) ~ ') select ' ~ columns ~ ' from ' ~ batch) -%}
-    {%- if drop_emptied_session_days -%}
-        {%- for suffix in ['__lara_sessions', '__lara_touched', '__lara_closure'] -%}
-            {%- do run_query('drop table if exists '
-                ~ target.incorporate(path={'identifier': target.identifier ~ suffix})) -%}
-        {%- endfor -%}
-    {%- endif -%}
+    {%- do run_query('insert overwrite table ' ~ target ~ ' partition (' ~ partition_column
+        ~ ') select ' ~ columns ~ ' from ' ~ batch) -%}
     drop table if exists {{ batch }}
 {% endmacro %}
 
 
-{% macro lara_spark_emptied_session_days(target, batch, column) %}
-    {#- Days that held a session recomputed by this run (the staged, widened
-        affected sessions) and receive no row now. -#}
-    {%- set session_column = config.get('lara_session_column', 'session_guid') -%}
+{% macro lara_spark_emptied_days(target, batch, column, rewritten_days) %}
+    {#- Partitions this run rewrites (`rewritten_days`, a query of dates,
+        1900-01-01 standing for null) that receive no row from it: every
+        session of the day moved away or lost its rows, or the day lost all
+        its events. Dropped before the overwrite. -#}
+    {%- set day = lara_null_safe_date(column) -%}
     {%- set query -%}
         select distinct cast({{ column }} as string) from {{ target }}
         where
             {{ column }} is not null
-            and {{ session_column }} in (
-                select session_guid from {{ lara_staged_sessions_relation(target) }}
-            )
+            and {{ day }} in ({{ rewritten_days }})
             and {{ column }} not in (select {{ column }} from {{ batch }} where {{ column }} is not null)
     {%- endset -%}
     {{ return(run_query(query).columns[0].values() | list) }}
 {% endmacro %}
+
+
+{% macro lara_null_safe_date(column) -%}
+    {#- A date to match partitions on, with rows that have none mapped to 1900-01-01. -#}
+    coalesce({{ column }}, cast('1900-01-01' as date))
+{%- endmacro %}

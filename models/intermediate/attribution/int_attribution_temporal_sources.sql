@@ -32,37 +32,22 @@ actions_with_assets as (
 
 ),
 
-retrievals as (
+{#- The returned assets of the same sessions, only those some action of
+    the session consumed (the rule never looks at another asset): a
+    semi-join on (session, asset) before the as-of join. -#}
+session_assets as (
 
     select
         retrieval_id,
         session_guid,
-        retrieved_at
-    from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
-
-),
-
-retrieval_assets as (
-
-    select
-        retrieval_id,
+        retrieved_at,
         asset_id
     from {{ ref('int_retrieval_assets') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
-
-),
-
-session_assets as (
-
-    select
-        retrievals.retrieval_id,
-        retrievals.session_guid,
-        retrievals.retrieved_at,
-        retrieval_assets.asset_id
-    from retrievals
-    inner join retrieval_assets
-        on retrievals.retrieval_id = retrieval_assets.retrieval_id
+    where
+        {{ lara_in_sessions_this_run('session_guid') }}
+        and (session_guid, asset_id) in (
+            select session_guid, consumed_asset_id from actions_with_assets
+        )
 
 ),
 

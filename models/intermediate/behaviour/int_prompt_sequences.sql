@@ -25,6 +25,21 @@ prompts as (
 
 ),
 
+tokenised as (
+
+    select
+        prompt_id,
+        session_guid,
+        surface,
+        prompt_kind,
+        prompted_at,
+        is_synthetic,
+        is_retrieval_turn,
+        {{ lara_tokens('prompt_text') }} as prompt_tokens
+    from prompts
+
+),
+
 sequenced as (
 
     select
@@ -32,7 +47,6 @@ sequenced as (
         session_guid,
         surface,
         prompt_kind,
-        prompt_text,
         prompted_at,
         is_synthetic,
         is_retrieval_turn,
@@ -42,16 +56,17 @@ sequenced as (
         lead(prompt_id) over (
             partition by session_guid order by prompted_at, prompt_id
         ) as next_prompt_id,
+        prompt_tokens,
         lead(prompt_kind) over (
             partition by session_guid order by prompted_at, prompt_id
         ) as next_prompt_kind,
-        lead(prompt_text) over (
+        lead(prompt_tokens) over (
             partition by session_guid order by prompted_at, prompt_id
-        ) as next_prompt_text,
+        ) as next_prompt_tokens,
         lead(prompted_at) over (
             partition by session_guid order by prompted_at, prompt_id
         ) as next_prompted_at
-    from prompts
+    from tokenised
 
 ),
 
@@ -59,7 +74,12 @@ compared as (
 
     select
         *,
-        {{ lara_token_jaccard('prompt_text', 'next_prompt_text') }} as next_prompt_similarity,
+        {#- Tokenised once per prompt; compared only where the next prompt's
+            kind is not logged (the similarity rule applies only there). -#}
+        case
+            when next_prompt_kind is null
+                then {{ lara_token_set_jaccard('prompt_tokens', 'next_prompt_tokens') }}
+        end as next_prompt_similarity,
         {{ lara_seconds_between('prompted_at', 'next_prompted_at') }} as seconds_to_next_prompt
     from sequenced
 

@@ -27,21 +27,12 @@ retrievals as (
 
 ),
 
-exploded as (
+positioned as (
 
-    {{ lara_explode_list('retrievals', ['retrieval_id', 'session_guid'], 'displayed_asset_ids', 'asset_id', 'displayed_position') }}
-
-),
-
-first_occurrences as (
-
-    select
-        retrieval_id,
-        session_guid,
-        asset_id,
-        min(displayed_position) as displayed_position
-    from exploded
-    group by retrieval_id, session_guid, asset_id
+    {{ lara_explode_distinct_list(
+        'retrievals', ['retrieval_id', 'session_guid'],
+        'displayed_asset_ids', 'asset_id', 'display_position', 'displayed_position'
+    ) }}
 
 ),
 
@@ -51,11 +42,8 @@ ranked as (
         retrieval_id,
         session_guid,
         asset_id,
-        cast(row_number() over (
-            partition by retrieval_id
-            order by displayed_position
-        ) as bigint) as display_position
-    from first_occurrences
+        display_position
+    from positioned
 
 )
 

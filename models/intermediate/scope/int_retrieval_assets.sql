@@ -20,42 +20,19 @@ retrievals as (
     select
         retrieval_id,
         session_guid,
+        retrieved_at,
         returned_asset_ids
     from {{ ref('stg_lara__retrievals') }}
     where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 
-exploded as (
-
-    {{ lara_explode_list('retrievals', ['retrieval_id', 'session_guid'], 'returned_asset_ids', 'asset_id', 'returned_position') }}
-
-),
-
-first_occurrences as (
-
-    select
-        retrieval_id,
-        session_guid,
-        asset_id,
-        min(returned_position) as returned_position
-    from exploded
-    group by retrieval_id, session_guid, asset_id
-
-),
-
 ranked as (
 
-    select
-        retrieval_id,
-        session_guid,
-        asset_id,
-        returned_position,
-        cast(row_number() over (
-            partition by retrieval_id
-            order by returned_position
-        ) as bigint) as asset_rank
-    from first_occurrences
+    {{ lara_explode_distinct_list(
+        'retrievals', ['retrieval_id', 'session_guid', 'retrieved_at'],
+        'returned_asset_ids', 'asset_id', 'asset_rank', 'returned_position'
+    ) }}
 
 )
 
