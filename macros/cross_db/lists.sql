@@ -70,13 +70,4 @@
 
 
 {#- Spark: posexplode; positions as bigint, as DuckDB's generate_subscripts. -#}
-{% macro spark__lara_explode_list(relation_sql, id_columns, list_column, element_alias, position_alias) -%}
-    select
-        {% for column in id_columns -%}
-        {{ column }},
-        {% endfor -%}
-        exploded.{{ element_alias }},
-        cast(exploded.lara_pos + 1 as bigint) as {{ position_alias }}
-    from {{ relation_sql }}
-    lateral view posexplode({{ list_column }}) exploded as lara_pos, {{ element_alias }}
-{%- endmacro %}
+

@@ -2,7 +2,9 @@
     table: raw rows = clean rows + quarantined rows + exact duplicates.
     The three parts are counted in three different models (the base model's
     statuses, the staging model, the quarantine model), so a row lost or
-    double-counted by any of them breaks the equation. -#}
+    double-counted by any of them breaks the equation. The files of the
+    table are accounted for beside it: data files read, and files skipped
+    (their rows are in no table; dq_raw_files says why). -#}
 {% macro lara_reconciliation(table_name) %}
 with
 
@@ -30,6 +32,16 @@ quarantined as (
 
 ),
 
+files as (
+
+    select
+        count(case when file_status = 'data' then 1 end) as data_file_count,
+        count(case when file_status = 'skipped' then 1 end) as skipped_file_count
+    from {{ ref('dq_raw_files') }}
+    where table_name = '{{ table_name }}'
+
+),
+
 reconciled as (
 
     select
@@ -40,10 +52,13 @@ reconciled as (
         coalesce(base.duplicate_rows, 0) as duplicate_rows,
         base.raw_rows = staged.clean_rows
         + quarantined.quarantined_rows
-        + coalesce(base.duplicate_rows, 0) as is_reconciled
+        + coalesce(base.duplicate_rows, 0) as is_reconciled,
+        files.data_file_count,
+        files.skipped_file_count
     from base
     cross join staged
     cross join quarantined
+    cross join files
 
 )
 

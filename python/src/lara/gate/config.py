@@ -18,6 +18,7 @@ SEVERITIES = ("error", "warning")
 CHECK_DEFAULTS: dict[str, dict[str, Any]] = {
     "row_count": {"severity": "error", "min": 1},
     "unsupported_file": {"severity": "error"},
+    "file_outside_partition_layout": {"severity": "error"},
     "unreadable_file": {"severity": "error", "mostly": 1.0},
     "json_parse": {"severity": "error", "mostly": 1.0},
     "invalid_partition": {"severity": "error", "mostly": 1.0},

@@ -152,6 +152,8 @@ class Discovery:
     root: Path
     files: dict[str, list[RawFile]] = field(default_factory=dict)
     unsupported: list[str] = field(default_factory=list)
+    # Files under a table folder but not directly in a dt= folder (never read).
+    outside_layout: list[str] = field(default_factory=list)
 
     def days(self, table: str | None = None) -> list[dt.date]:
         """Valid dt= days with files (of one table, or of any)."""
@@ -173,27 +175,30 @@ def parse_day(value: str) -> dt.date | None:
 
 
 def discover(root: Path, tables: dict[str, Table]) -> Discovery:
-    """Every data file of every contract table under `root` (sorted)."""
+    """Every data file of every contract table under `root` (sorted), and the
+    files under a table folder that are not where data files go."""
     found = Discovery(root=root)
     for name in tables:
         files: list[RawFile] = []
         table_dir = root / name
-        partitions = sorted(table_dir.glob("dt=*")) if table_dir.is_dir() else []
-        for partition_dir in partitions:
-            if not partition_dir.is_dir():
+        every = sorted(p for p in table_dir.rglob("*") if p.is_file()) if table_dir.is_dir() else []
+        for path in every:
+            parts = path.relative_to(table_dir).parts
+            if any(part.startswith(("_", ".")) for part in parts):
+                continue  # _SUCCESS, .crc, _temporary/ and the like are not data
+            relative = path.relative_to(root).as_posix()
+            match = PARTITION_PATTERN.match(parts[0]) if len(parts) == 2 else None
+            if match is None:
+                found.outside_layout.append(relative)
                 continue
-            value = PARTITION_PATTERN.match(partition_dir.name).group(1)  # type: ignore[union-attr]
-            for path in sorted(partition_dir.iterdir()):
-                base = path.name
-                if path.is_dir() or base.startswith(("_", ".")):
-                    continue  # _SUCCESS, .crc and the like are not data
-                relative = path.relative_to(root).as_posix()
-                if base.endswith(".parquet"):
-                    files.append(RawFile(name, path, relative, value, "parquet"))
-                elif base.endswith((".jsonl", ".jsonl.gz")):
-                    files.append(RawFile(name, path, relative, value, "jsonl"))
-                else:
-                    found.unsupported.append(relative)
+            value = match.group(1)
+            base = path.name
+            if base.endswith(".parquet"):
+                files.append(RawFile(name, path, relative, value, "parquet"))
+            elif base.endswith((".jsonl", ".jsonl.gz")):
+                files.append(RawFile(name, path, relative, value, "jsonl"))
+            else:
+                found.unsupported.append(relative)
         found.files[name] = files
     return found
 

@@ -374,6 +374,33 @@ def _unsupported_files(
     return found
 
 
+def _outside_layout_files(discovery: reader.Discovery, config: GateConfig) -> list[CheckResult]:
+    """Files under a table folder but not directly in a dt= folder: the build
+    skips them (lara_raw.raw_files, data_quality.dq_raw_files), so their rows
+    are in no table. They belong to no day: every run reports them."""
+    found = []
+    for relative in discovery.outside_layout:
+        table = relative.split("/")[0]
+        settings = config.check("file_outside_partition_layout", table)
+        if not settings.enabled:
+            continue
+        found.append(
+            CheckResult(
+                partition="outside_partition_layout",
+                table=table,
+                check="file_outside_partition_layout",
+                column=None,
+                name="file_outside_partition_layout",
+                severity=settings.severity,
+                success=False,
+                unexpected_count=1,
+                sample=[{reader.SOURCE: relative}],
+                exception="not directly in a dt=YYYY-MM-DD folder: never read",
+            )
+        )
+    return found
+
+
 def _trace_derived(config: GateConfig, raw_path: Path) -> tuple[GateConfig, dict[str, Any] | None]:
     """The configuration for a folder written by `lara ingest` (its `_lara_ingest.json`).
 
@@ -450,6 +477,7 @@ def run_gate(
     docs_dir = out_dir / "data_docs" if data_docs else None
 
     checks = _unsupported_files(discovery, partitions, config)
+    checks += _outside_layout_files(discovery, config)
     failing = _FailingIds(out_dir / "failing_ids.csv")
     for found in checks:
         failing.add_unsupported(found)
@@ -538,6 +566,7 @@ def run_gate(
         "lineage_lookups": lookups,
         "files": {
             "unsupported": discovery.unsupported,
+            "outside_partition_layout": discovery.outside_layout,
             "unreadable": unreadable,
         },
         "outputs": {
