@@ -58,14 +58,11 @@ listed as (
     left join {{ ref('base_lara__' ~ table_name) }} as loaded_rows
         on listed.source_file = loaded_rows._source_file
     where
-        listed.table_name = {{ lara_sql_string(table_name) }}
-        {%- if not loaded %}
-        and false
-        {%- elif pending is not none %}
+        listed.table_name = {{ lara_sql_string(table_name) }}{% if not loaded %}
+        and false{% elif pending is not none %}
         and listed.partition_value in (
             {%- for partition in pending %}{{ lara_sql_string(partition) }}{{ ', ' if not loop.last }}{% endfor -%}
-            {%- if not pending %}null{% endif %})
-        {%- endif %}
+            {%- if not pending %}null{% endif %}){% endif %}
     group by
         listed.table_name,
         listed.partition_value,
@@ -95,7 +92,7 @@ final as (
         files.file_format,
         files.raw_rows,
         {% if advance -%}
-        (select upper_limit from {{ limits }})
+        (select run_limits.upper_limit from {{ limits }} as run_limits)
         {%- else -%}
         (select max(reflected_through) from {{ this }})
         {%- endif %} as reflected_through

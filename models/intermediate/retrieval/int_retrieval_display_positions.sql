@@ -29,7 +29,9 @@ retrievals as (
 
 exploded as (
 
-    {{ lara_explode_list('retrievals', ['retrieval_id', 'session_guid'], 'displayed_asset_ids', 'asset_id', 'displayed_position') }}
+    {{ lara_explode_list(
+        'retrievals', ['retrieval_id', 'session_guid'], 'displayed_asset_ids', 'asset_id', 'displayed_position'
+    ) }}
 
 ),
 

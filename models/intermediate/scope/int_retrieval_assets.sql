@@ -28,7 +28,9 @@ retrievals as (
 
 exploded as (
 
-    {{ lara_explode_list('retrievals', ['retrieval_id', 'session_guid'], 'returned_asset_ids', 'asset_id', 'returned_position') }}
+    {{ lara_explode_list(
+        'retrievals', ['retrieval_id', 'session_guid'], 'returned_asset_ids', 'asset_id', 'returned_position'
+    ) }}
 
 ),
 
