@@ -37,7 +37,7 @@ final as (
     select
         {{ lara_run_started_at() }} as run_started_at,
         previous_run.reflected_through as lower_limit,
-        (select max(loaded_at) from loads) as upper_limit,
+        (select max(loads.loaded_at) from loads) as upper_limit,
         previous_run.reflected_through is null as is_full_build
     from previous_run
 

@@ -52,7 +52,7 @@ scoped as (
     ['in_scope_retrieval_count', lara_count_if('is_in_scope')],
 ] -%}
 {%- for flag in flags -%}
-    {%- do measures.append([flag[0] ~ '_retrieval_count', lara_count_if('is_in_scope and (' ~ flag[1] ~ ')')]) -%}
+{%- do measures.append([flag[0] ~ '_retrieval_count', lara_count_if('is_in_scope and (' ~ flag[1] ~ ')')]) -%}
 {%- endfor -%}
 {%- do measures.append(['substitution_role_retrieval_count', lara_count_if('is_in_scope and is_substitution_role')]) %}
 {{ lara_rollup('aggregated', rows='scoped', day='retrieval_date', dimensions=dimensions, measures=measures) }}

@@ -1,0 +1,150 @@
+{#- One row per retrieval (synthetic ones included): ORF cause (b) of
+    ../shared/spec/metrics.md, Tier 2: "re-search: a later retrieval in the
+    same session within var `research_window_s` (default 600) whose prompt
+    is a `rewrite` of a later turn (another prompt than this retrieval's),
+    or whose query has token Jaccard similarity >= var
+    `research_similarity_min` (default 0.5) with this one; either way only
+    while this retrieval had no GPR/ACR evidence before the later
+    retrieval".
+
+    Reading: "later" is strictly later in time; "within N seconds includes
+    N" (Scope rules), so a later retrieval exactly research_window_s
+    seconds after counts. Any later retrieval of the session counts, not
+    only the next one, and one of the same prompt only by query similarity
+    (a rewrite prompt must be another prompt than this retrieval's). A null
+    query is never similar. Rewrite prompts are int_prompt_rewrite_flags.
+    "No GPR/ACR evidence before the later retrieval": the first use
+    evidence (int_retrieval_attributed_evidence) is null or at or after the
+    later retrieval's time, so evidence after it does not cancel the
+    failure. first_research_at is the time of the earliest later retrieval
+    that counted.
+
+    Session-grained and incremental (strategy lara_replace_sessions): a run
+    recomputes the retrievals of lara_sessions_this_run (the rule stays
+    within a session). -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_sessions',
+    partition_by=lara_spark_partition_by('_lara_session_date'),
+    on_schema_change='fail'
+) }}
+
+with
+
+{{ lara_sessions_this_run_cte() }}
+
+retrievals as (
+
+    select
+        retrieval_id,
+        prompt_id,
+        session_guid,
+        query_text,
+        retrieved_at
+    from {{ ref('int_retrievals_scoped') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
+
+use_evidence as (
+
+    select
+        retrieval_id,
+        first_use_evidence_at
+    from {{ ref('int_retrieval_attributed_evidence') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
+
+prompt_rewrites as (
+
+    select
+        prompt_id,
+        is_rewrite
+    from {{ ref('int_prompt_rewrite_flags') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
+
+earlier_retrievals as (
+
+    select
+        retrievals.retrieval_id,
+        retrievals.prompt_id,
+        retrievals.session_guid,
+        retrievals.query_text,
+        retrievals.retrieved_at,
+        use_evidence.first_use_evidence_at
+    from retrievals
+    left join use_evidence
+        on retrievals.retrieval_id = use_evidence.retrieval_id
+
+),
+
+later_retrievals as (
+
+    select
+        retrievals.retrieval_id,
+        retrievals.prompt_id,
+        retrievals.session_guid,
+        retrievals.query_text,
+        retrievals.retrieved_at,
+        coalesce(prompt_rewrites.is_rewrite, false) as is_rewrite_prompt
+    from retrievals
+    left join prompt_rewrites
+        on retrievals.prompt_id = prompt_rewrites.prompt_id
+
+),
+
+research_pairs as (
+
+    select
+        earlier_retrievals.retrieval_id,
+        later_retrievals.retrieved_at as later_retrieved_at
+    from earlier_retrievals
+    inner join later_retrievals
+        on
+            earlier_retrievals.session_guid = later_retrievals.session_guid
+            and earlier_retrievals.retrieved_at < later_retrievals.retrieved_at
+            and {{ lara_seconds_between('earlier_retrievals.retrieved_at', 'later_retrievals.retrieved_at') }}
+            <= {{ var('research_window_s') }}
+    where
+        (
+            (later_retrievals.is_rewrite_prompt and later_retrievals.prompt_id <> earlier_retrievals.prompt_id)
+            or coalesce(
+                {{ lara_token_jaccard('earlier_retrievals.query_text', 'later_retrievals.query_text') }}
+                >= {{ var('research_similarity_min') }},
+                false
+            )
+        )
+        and (
+            earlier_retrievals.first_use_evidence_at is null
+            or earlier_retrievals.first_use_evidence_at >= later_retrievals.retrieved_at
+        )
+
+),
+
+researches as (
+
+    select
+        retrieval_id,
+        min(later_retrieved_at) as first_research_at
+    from research_pairs
+    group by retrieval_id
+
+),
+
+final as (
+
+    select
+        retrievals.retrieval_id,
+        retrievals.session_guid,
+        researches.retrieval_id is not null as has_research_failure,
+        researches.first_research_at
+    from retrievals
+    left join researches
+        on retrievals.retrieval_id = researches.retrieval_id
+
+)
+
+{{ lara_stamp_rows('final') }}
