@@ -148,15 +148,43 @@ def test_raw_rows_equal_lines_on_disk(bad_rows_sample):
 
 def test_quarantined_json_rows_point_at_their_file_and_line(bad_rows_sample):
     rows = bad_rows_sample.query(
-        "select source_file, source_line, raw_row from data_quality.dq_quarantine "
-        "where source_format = 'jsonl'"
+        "select source_file, source_line, raw_row, quarantine_reason, record_key"
+        " from data_quality.dq_quarantine where source_format = 'jsonl'"
     )
     assert rows
-    for source_file, source_line, raw_row in rows:
+    conflicting = 0
+    for source_file, source_line, raw_row, reason, _ in rows:
         opener = gzip.open if source_file.endswith(".gz") else open
         with opener(source_file, "rt") as handle:
-            lines = handle.read().split("\n")
-        assert lines[source_line - 1] == raw_row
+            line = handle.read().split("\n")[source_line - 1]
+        if reason == "conflicting_duplicate":
+            # A conflicting version passed every check: shown as its typed
+            # values, whichever run found the conflict; the line it points at
+            # holds the same key.
+            conflicting += 1
+            shown, delivered = json.loads(raw_row), json.loads(line)
+            key = [k for k in shown if k.endswith("_id")][0]
+            assert shown[key] == delivered[key], (raw_row, line)
+        else:
+            assert line == raw_row
+    assert conflicting, "the bad-rows sample holds conflicting JSON versions"
+
+
+def test_parquet_rows_keep_no_raw_text_unless_quarantined(bad_rows_sample):
+    # The row as delivered is kept for quarantined rows only; a quarantined
+    # Parquet row shows its values as JSON.
+    for table in ("prompts", "retrievals", "actions"):
+        kept, clean_with_text = bad_rows_sample.query(
+            "select count(case when _row_status = 'quarantined' and _raw_row is not null"
+            " then 1 end), count(case when _row_status <> 'quarantined'"
+            " and _raw_row is not null then 1 end)"
+            f" from staging.base_lara__{table}"
+        )[0]
+        assert kept > 0 and clean_with_text == 0, table
+    rows = bad_rows_sample.query(
+        "select raw_row from data_quality.dq_quarantine where source_format = 'parquet'"
+    )
+    assert rows and all(isinstance(json.loads(raw), dict) for (raw,) in rows)
 
 
 def test_staging_timestamps_are_utc(clean_sample):
@@ -201,7 +229,8 @@ def _minimal_tables(root: Path, prompt_ts: str = "2026-08-01T12:00:00+02:00") ->
             "copy (select 'r1' as retrieval_id, 'p1' as prompt_id, 's1' as session_guid, "
             "timestamptz '2026-08-01 06:00:05-04:00' as ts, ['a1', 'a2'] as returned_asset_ids, "
             "'find' as retrieval_role) "
-            f"to '{root}/retrievals/dt=2026-08-01/r.parquet' (format parquet)"
+            "to '" + str(root / "retrievals/dt=2026-08-01/r.parquet").replace("'", "''") + "'"
+            " (format parquet)"
         )
     _write_jsonl(
         root / "actions/dt=2026-08-01/x.jsonl.gz",
@@ -262,25 +291,8 @@ def test_missing_required_table_stops_with_the_path(tmp_path):
     result = _build(root, tmp_path)
     assert result.returncode != 0
     output = result.stdout + result.stderr
-    assert "required table 'actions' has no files" in output
+    assert "required table 'actions' has no readable data files" in output
     assert str(root / "actions") in output
-
-
-def test_wrong_parquet_type_names_file_and_column(tmp_path):
-    root = tmp_path / "raw"
-    _minimal_tables(root)
-    bad = root / "prompts/dt=2026-08-02/bad.parquet"
-    bad.parent.mkdir(parents=True)
-    with duckdb.connect() as con:
-        con.execute(
-            "copy (select 'p9' as prompt_id, 's9' as session_guid, 'u9' as user_id, "
-            "'chat' as surface, 12345 as ts) "
-            f"to '{bad}' (format parquet)"
-        )
-    result = _build(root, tmp_path)
-    assert result.returncode != 0
-    output = result.stdout + result.stderr
-    assert str(bad) in output and "'ts'" in output
 
 
 def test_json_line_numbers_survive_large_files(tmp_path):
@@ -313,11 +325,183 @@ def test_json_line_numbers_survive_large_files(tmp_path):
         assert json.loads(raw_row)["prompt_id"] == f"q{source_line - 1}"
 
 
-def test_unsupported_file_extension_is_an_error(tmp_path):
-    root = tmp_path / "raw"
+# --- hostile files and values: one build over every fault at once ------------
+
+# The raw root itself is named to break a query that pastes it into SQL.
+HOSTILE_ROOT = "raw it's x'); create table main.pwned as select 42 as v; --"
+
+
+def _parquet(path: Path, select_sql: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    target = str(path).replace("'", "''")
+    with duckdb.connect() as con:
+        con.execute(f"copy ({select_sql}) to '{target}' (format parquet)")
+
+
+@pytest.fixture(scope="module")
+def hostile_build(tmp_path_factory):
+    """Every file-level fault of the hardening issue in one raw folder, built once."""
+    tmp = tmp_path_factory.mktemp("hostile")
+    root = tmp / HOSTILE_ROOT
     _minimal_tables(root)
-    (root / "prompts/dt=2026-08-01/notes.csv").write_text("a,b\n")
-    (root / "prompts/dt=2026-08-01/_SUCCESS").write_text("")
-    result = _build(root, tmp_path)
-    assert result.returncode != 0
-    assert "notes.csv" in result.stdout + result.stderr
+    day = root / "prompts/dt=2026-08-01"
+    # Outside the dt= layout: never read, but accounted for.
+    _write_jsonl(root / "retrievals/loose.jsonl", [{"retrieval_id": "r_loose"}])
+    _write_jsonl(root / "retrievals/dt=2026-08-01/sub/nested.jsonl", [{"retrieval_id": "r_nested"}])
+    # Another extension, and marker files and folders (ignored).
+    (day / "notes.csv").write_text("a,b\n")
+    (day / "_SUCCESS").write_text("")
+    (root / "prompts/_temporary").mkdir()
+    (root / "prompts/_temporary/part.jsonl").write_text("not data\n")
+    # Unreadable: truncated and zero-byte gzip, zero-byte Parquet, a latin-1 byte.
+    lines = "\n".join(json.dumps({"prompt_id": f"z{i}"}) for i in range(2000))
+    packed = gzip.compress(lines.encode())
+    (day / "truncated.jsonl.gz").write_bytes(packed[: len(packed) // 2])
+    (day / "empty.jsonl.gz").write_bytes(b"")
+    (day / "empty.parquet").write_bytes(b"")
+    (day / "latin1.jsonl").write_bytes(
+        b'{"prompt_id":"pl1","session_guid":"s1","user_id":"u1","surface":"chat",'
+        b'"ts":"2026-08-01T10:00:00Z","prompt_text":"caf\xe9"}\n'
+    )
+    (day / "empty.jsonl").write_bytes(b"")  # an empty JSON Lines file is fine: no rows
+    # A required column of a type the contract does not accept.
+    _parquet(
+        root / "prompts/dt=2026-08-02/bad_type.parquet",
+        "select 'p9' as prompt_id, 's9' as session_guid, 'u9' as user_id,"
+        " 'chat' as surface, 12345 as ts",
+    )
+    # File names with glob characters: each file reads only itself.
+    row = {
+        "prompt_id": "g1",
+        "session_guid": "s1",
+        "user_id": "u1",
+        "surface": "chat",
+        "ts": "2026-08-01T10:00:00Z",
+    }
+    _write_jsonl(day / "a*.jsonl", [row])
+    _write_jsonl(day / "ab.jsonl", [{**row, "prompt_id": "g2"}])
+    _write_jsonl(day / "c[x].jsonl", [{**row, "prompt_id": "g3"}])
+    # An event dated outside its partition day (metrics.md scope rules).
+    _write_jsonl(
+        day / "probe.jsonl", [{**row, "prompt_id": "p_epoch", "ts": "1970-01-01T00:00:00Z"}]
+    )
+    # Fractional and whole grades, JSON and Parquet.
+    label = {"retrieval_id": "r1", "judge": "human", "judged_at": "2026-08-02T00:00:00Z"}
+    _write_jsonl(
+        root / "relevance_labels/dt=2026-08-02/labels.jsonl",
+        [{**label, "asset_id": "a1", "grade": 2.5}, {**label, "asset_id": "a2", "grade": 3.0}],
+    )
+    _parquet(
+        root / "relevance_labels/dt=2026-08-02/labels.parquet",
+        "select 'r1' as retrieval_id, 'a3' as asset_id, 1.5::double as grade, 'llm' as judge,"
+        " timestamp '2026-08-02 00:00:00' as judged_at"
+        " union all select 'r1', 'a4', 2.0::double, 'llm', timestamp '2026-08-02 00:00:00'",
+    )
+    result = _build(root, tmp)
+    return tmp, root, result
+
+
+def _hostile_query(hostile_build, sql: str, params: list | None = None) -> list[tuple]:
+    tmp, _, result = hostile_build
+    assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+    with duckdb.connect(str(tmp / "w.duckdb"), read_only=True) as con:
+        return con.execute(sql, params or []).fetchall()
+
+
+def test_a_raw_path_with_quotes_and_sql_builds_and_runs_nothing(hostile_build):
+    tables = _hostile_query(
+        hostile_build, "select table_schema, table_name from information_schema.tables"
+    )
+    assert ("main", "pwned") not in tables
+    assert _hostile_query(hostile_build, "select count(*) from staging.stg_lara__prompts")[0][0]
+
+
+def test_every_file_under_a_table_folder_is_accounted_for(hostile_build):
+    _, root, _ = hostile_build
+    files = {
+        path: (status, reason)
+        for path, status, reason in _hostile_query(
+            hostile_build,
+            "select relative_path, file_status, skip_reason from data_quality.dq_raw_files",
+        )
+    }
+    on_disk = {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and p.relative_to(root).parts[0] in TABLES
+    }
+    assert on_disk == set(files)
+    expected = {
+        "retrievals/loose.jsonl": ("skipped", "outside_partition_layout"),
+        "retrievals/dt=2026-08-01/sub/nested.jsonl": ("skipped", "outside_partition_layout"),
+        "prompts/dt=2026-08-01/notes.csv": ("skipped", "unsupported_file_type"),
+        "prompts/dt=2026-08-01/_SUCCESS": ("ignored", None),
+        "prompts/_temporary/part.jsonl": ("ignored", None),
+        "prompts/dt=2026-08-01/truncated.jsonl.gz": ("skipped", "unreadable_file"),
+        "prompts/dt=2026-08-01/empty.jsonl.gz": ("skipped", "unreadable_file"),
+        "prompts/dt=2026-08-01/empty.parquet": ("skipped", "unreadable_file"),
+        "prompts/dt=2026-08-01/latin1.jsonl": ("skipped", "unreadable_file"),
+        "prompts/dt=2026-08-01/empty.jsonl": ("data", None),
+        "prompts/dt=2026-08-02/bad_type.parquet": ("skipped", "invalid_file_schema"),
+    }
+    for path, outcome in expected.items():
+        assert files[path] == outcome, path
+    (detail,) = _hostile_query(
+        hostile_build,
+        "select skip_detail from data_quality.dq_raw_files"
+        " where relative_path like '%bad_type.parquet'",
+    )[0]
+    assert "'ts'" in detail and "INTEGER" in detail
+
+
+def test_the_reconciliation_counts_skipped_files(hostile_build):
+    rows = dict(
+        _hostile_query(
+            hostile_build,
+            "select table_name, skipped_file_count from data_quality.dq_reconciliation"
+            " where table_name in ('prompts', 'retrievals')",
+        )
+    )
+    assert rows == {"prompts": 6, "retrievals": 2}
+    reconciled = _hostile_query(
+        hostile_build, "select is_reconciled from data_quality.dq_reconciliation"
+    )
+    assert all(ok for (ok,) in reconciled)
+
+
+def test_file_names_with_glob_characters_read_only_themselves(hostile_build):
+    files = _hostile_query(
+        hostile_build,
+        "select regexp_extract(_source_file, '[^/]*$'), count(*) from staging.base_lara__prompts"
+        " where prompt_id in ('g1', 'g2', 'g3') group by 1 order by 1",
+    )
+    assert files == [("a*.jsonl", 1), ("ab.jsonl", 1), ("c[x].jsonl", 1)]
+
+
+def test_an_event_outside_its_partition_day_is_quarantined(hostile_build):
+    rows = _hostile_query(
+        hostile_build,
+        "select quarantine_reason, quarantine_column from data_quality.dq_quarantine"
+        " where raw_row like '%p_epoch%'",
+    )
+    assert rows == [("timestamp_outside_partition", "ts")]
+    assert not _hostile_query(
+        hostile_build, "select * from staging.stg_lara__prompts where prompt_id = 'p_epoch'"
+    )
+
+
+def test_fractional_grades_are_quarantined_not_truncated(hostile_build):
+    rows = dict(
+        _hostile_query(
+            hostile_build,
+            "select asset_id, coalesce(_quarantine_reason, 'clean')"
+            " from staging.base_lara__relevance_labels order by 1",
+        )
+    )
+    assert rows == {"a1": "invalid_type", "a2": "clean", "a3": "invalid_type", "a4": "clean"}
+    grades = dict(
+        _hostile_query(
+            hostile_build, "select asset_id, grade from staging.stg_lara__relevance_labels"
+        )
+    )
+    assert grades == {"a2": 3, "a4": 2}
