@@ -469,6 +469,7 @@ def bench_ir(
     assets = pa.table(
         {
             "retrieval_id": pa.array(rid.astype(str)),
+            "session_guid": pa.array(np.full(rid.size, "s")),
             "asset_id": pa.array(asset.astype(str)),
             "asset_rank": pa.array(rank.astype(np.int64)),
         }
@@ -480,8 +481,18 @@ def bench_ir(
             "grade": pa.array(l_grade.astype(np.int64)),
         }
     )
-    retrievals = pa.table({"retrieval_id": pa.array(np.arange(lists).astype(str))})
-    sql = re.sub(r'"[A-Za-z0-9_]+"\."(intermediate|staging)"\.', r'"\1".', compiled_sql)
+    retrievals = pa.table(
+        {
+            "retrieval_id": pa.array(np.arange(lists).astype(str)),
+            "session_guid": pa.array(np.full(lists, "s")),
+        }
+    )
+    # A full build of the model (its sessions_this_run import is not read then).
+    sessions = pa.table(
+        {"session_guid": pa.array(["s"]), "session_date": pa.array([None], pa.date32())}
+    )
+    sql = re.sub(r'"[A-Za-z0-9_]+"\."(intermediate|staging|run_state)"\.', r'"\1".', compiled_sql)
+    sql = sql.replace('"run_state"."lara_sessions_this_run"', "bench_sessions")
     sql = sql.replace('"intermediate"."int_retrievals_scoped"', "bench_retrievals")
     sql = sql.replace('"intermediate"."int_retrieval_assets"', "bench_assets")
     sql = sql.replace('"intermediate"."int_relevance_labels_resolved"', "bench_labels")
@@ -492,6 +503,7 @@ def bench_ir(
         ("bench_assets", assets),
         ("bench_labels", labels),
         ("bench_retrievals", retrievals),
+        ("bench_sessions", sessions),
     ):
         con.register(f"{name}_arrow", table)
         con.execute(f"create table {name} as select * from {name}_arrow")
