@@ -14,7 +14,7 @@ import re
 from lara.dbt import run_dbt
 
 
-def _unit_test_names(sample) -> set[str]:
+def _unit_test_ids(sample) -> set[str]:
     listed = run_dbt(
         ["ls", "--selector", "with_unit_tests", "--resource-type", "unit_test", "--output", "json"],
         sample.raw_path,
@@ -27,7 +27,7 @@ def _unit_test_names(sample) -> set[str]:
     for line in listed.stdout.splitlines():
         line = line.strip()
         if line.startswith("{"):
-            names.add(json.loads(line)["name"])
+            names.add(json.loads(line)["unique_id"])
     return names
 
 
@@ -37,7 +37,7 @@ def test_a_plain_build_leaves_unit_tests_out(clean_sample):
 
 
 def test_every_dbt_unit_test_passes(clean_sample):
-    expected = _unit_test_names(clean_sample)
+    expected = _unit_test_ids(clean_sample)
     assert len(expected) >= 30, expected
     result = run_dbt(
         ["test", "--selector", "with_unit_tests", "--resource-type", "unit_test"],
@@ -48,6 +48,11 @@ def test_every_dbt_unit_test_passes(clean_sample):
     )
     log = result.stdout + result.stderr
     assert result.returncode == 0, log[-6000:]
-    passed = re.search(r"PASS=(\d+) WARN=(\d+) ERROR=(\d+) SKIP=(\d+)", log)
-    assert passed, log[-2000:]
-    assert int(passed.group(1)) == len(expected), (passed.group(0), sorted(expected))
+    summary = re.search(r"PASS=(\d+) WARN=(\d+) ERROR=(\d+) SKIP=(\d+)", log)
+    assert summary and summary.group(3) == "0" and summary.group(4) == "0", log[-2000:]
+    # Every unit test ran and passed: "<n> of <m> PASS <model>::<unit test>".
+    passed = {
+        f"unit_test.lara.{model}.{name}"
+        for model, name in re.findall(r"\d+ of \d+ PASS (\w+)::(\w+)", log)
+    }
+    assert passed == expected, sorted(expected ^ passed)

@@ -62,9 +62,9 @@ def late_export(tmp_path_factory):
         progress=False,
     )
     warehouse = root / "incremental.duckdb"
-    # Models only where the test does not look at data tests; the scheduled
-    # run under test is a whole `dbt build` (with the tests of its rows).
-    _build(raw, warehouse, root, ["run"])
+    # Seeds and models only where the test does not look at data tests; the
+    # scheduled run under test is a whole `dbt build` (with the tests of its rows).
+    _build(raw, warehouse, root, ["build", "--exclude-resource-type", "test"])
 
     # A day-1 retrieval in scope that lineage can credit.
     retrieval_id, session_guid, before_outcomes, before_cross = _query(
@@ -104,7 +104,7 @@ def late_export(tmp_path_factory):
     )
     run_log = _build(raw, warehouse, root, ["build"])
     full = root / "full.duckdb"
-    _build(raw, full, root, ["run"])
+    _build(raw, full, root, ["build", "--exclude-resource-type", "test"])
     return {
         "warehouse": warehouse,
         "full": full,
