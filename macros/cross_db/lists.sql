@@ -12,34 +12,27 @@
 {% endmacro %}
 
 {% macro duckdb__lara_explode_distinct_list(relation_sql, id_columns, list_column, element_alias, rank_alias, position_alias) -%}
+    {#- The positions of first occurrences (an element whose first position
+        is its own), then the elements at those positions. -#}
     select
         {% for column in id_columns -%}
         {{ column }},
         {% endfor -%}
-        {{ element_alias }},
-        {{ rank_alias }},
-        cast(list_position(lara_logged_list, {{ element_alias }}) as bigint) as {{ position_alias }}
+        unnest(list_transform(lara_first_positions, lambda position: lara_logged_list[position])) as {{ element_alias }},
+        cast(generate_subscripts(lara_first_positions, 1) as bigint) as {{ rank_alias }},
+        cast(unnest(lara_first_positions) as bigint) as {{ position_alias }}
     from (
         select
             {% for column in id_columns -%}
             {{ column }},
             {% endfor -%}
-            lara_logged_list,
-            unnest(lara_distinct_list) as {{ element_alias }},
-            cast(generate_subscripts(lara_distinct_list, 1) as bigint) as {{ rank_alias }}
-        from (
-            select
-                {% for column in id_columns -%}
-                {{ column }},
-                {% endfor -%}
-                {{ list_column }} as lara_logged_list,
-                list_filter(
-                    {{ list_column }},
-                    lambda element, position: list_position({{ list_column }}, element) = position
-                ) as lara_distinct_list
-            from {{ relation_sql }}
-        ) as distinct_lists
-    ) as exploded
+            {{ list_column }} as lara_logged_list,
+            list_filter(
+                range(1, len({{ list_column }}) + 1),
+                lambda position: list_position({{ list_column }}, {{ list_column }}[position]) = position
+            ) as lara_first_positions
+        from {{ relation_sql }}
+    ) as first_positions
 {%- endmacro %}
 
 {#- Spark: array_distinct keeps first occurrences in order. -#}

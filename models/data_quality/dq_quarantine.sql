@@ -14,14 +14,9 @@
     on_schema_change='fail'
 ) }}
 
+-- depends_on: {{ ref('lara_run_limits') }}
+
 with
-
-limits as (
-
-    select coalesce(lower_limit, cast('1900-01-01' as timestamp)) as lower_limit
-    from {{ ref('lara_run_limits') }}
-
-),
 
 {% for table_name in lara_contract_table_names() %}
 {{ table_name }} as (
@@ -40,9 +35,12 @@ limits as (
     from {{ ref('base_lara__' ~ table_name) }}
     where
         _row_status = 'quarantined'
-        {%- if is_incremental() %}
-        and _lara_loaded_at > (select lower_limit from limits)
-        {%- endif %}
+    {%- if is_incremental() %}
+        and _lara_loaded_at > (
+            select coalesce(run_limits.lower_limit, cast('1900-01-01' as timestamp))
+            from {{ ref('lara_run_limits') }} as run_limits
+        )
+    {%- endif %}
 
 ),
 

@@ -9,17 +9,13 @@
 
 {%- set limits = ref('lara_run_limits') -%}
 {%- set is_full_build = true -%}
-{%- if execute -%}
+{%- if execute and load_relation(limits) is not none -%}
     {%- set is_full_build = run_query('select is_full_build from ' ~ limits).columns[0].values()[0] -%}
 {%- endif %}
 
+-- depends_on: {{ ref('lara_sessions_this_run') }}
+
 with
-
-sessions as (
-
-    select session_guid from {{ ref('lara_sessions_this_run') }}
-
-),
 
 event_days as (
 
@@ -27,7 +23,7 @@ event_days as (
     select cast(ts as date) as event_date
     from {{ ref('base_lara__' ~ table_name) }}
     {% if not is_full_build -%}
-    where session_guid in (select session_guid from sessions)
+    where session_guid in (select session_guid from {{ ref('lara_sessions_this_run') }})
     {% endif -%}
     {% if not loop.last %}union all
     {% endif %}

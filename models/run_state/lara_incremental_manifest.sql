@@ -64,11 +64,11 @@ listed as (
     where
         listed.table_name = {{ lara_sql_string(table_name) }}
         and listed.file_status = 'data'
-        {%- if not loaded %}
+    {%- if not loaded %}
         and false
-        {%- elif pending is not none %}
+    {%- elif pending is not none %}
         and listed.partition_value in {{ lara_sql_in_list(pending) }}
-        {%- endif %}
+    {%- endif %}
     group by
         listed.table_name,
         listed.partition_value,
@@ -102,9 +102,9 @@ final as (
         files.modified_at as file_modified_at,
         files.raw_rows,
         {% if advance -%}
-        (select upper_limit from {{ limits }})
+        (select run_limits.upper_limit from {{ limits }} as run_limits)
         {%- else -%}
-        (select max(reflected_through) from {{ this }})
+        (select max(manifest.reflected_through) from {{ this }} as manifest)
         {%- endif %} as reflected_through
     from files
 

@@ -27,7 +27,7 @@
 {%- endfor %}
 
 {%- set is_full_build = true -%}
-{%- if execute -%}
+{%- if execute and load_relation(limits) is not none -%}
     {%- set is_full_build = run_query('select is_full_build from ' ~ limits).columns[0].values()[0] -%}
 {%- endif %}
 
@@ -77,7 +77,7 @@ session_dates as (
         session_guid,
         cast(min(event_at) as date) as session_date
     from clean_events
-    where session_guid in (select session_guid from sessions)
+    where session_guid in (select sessions.session_guid from sessions)
     group by session_guid
 
 ),

@@ -32,22 +32,31 @@ actions_with_assets as (
 
 ),
 
-{#- The returned assets of the same sessions, only those some action of
-    the session consumed (the rule never looks at another asset): a
-    semi-join on (session, asset) before the as-of join. -#}
+-- The returned assets of the same sessions, only those some action of
+-- the session consumed (the rule never looks at another asset): a
+-- semi-join on (session, asset) before the as-of join.
+consumed_assets as (
+
+    select distinct
+        session_guid,
+        consumed_asset_id
+    from actions_with_assets
+
+),
+
 session_assets as (
 
     select
-        retrieval_id,
-        session_guid,
-        retrieved_at,
-        asset_id
-    from {{ ref('int_retrieval_assets') }}
-    where
-        {{ lara_in_sessions_this_run('session_guid') }}
-        and (session_guid, asset_id) in (
-            select session_guid, consumed_asset_id from actions_with_assets
-        )
+        retrieval_assets.retrieval_id,
+        retrieval_assets.session_guid,
+        retrieval_assets.retrieved_at,
+        retrieval_assets.asset_id
+    from {{ ref('int_retrieval_assets') }} as retrieval_assets
+    inner join consumed_assets
+        on
+            retrieval_assets.session_guid = consumed_assets.session_guid
+            and retrieval_assets.asset_id = consumed_assets.consumed_asset_id
+    where {{ lara_in_sessions_this_run('retrieval_assets.session_guid') }}
 
 ),
 

@@ -30,8 +30,8 @@ prompts as (
 
 labels as (
 
-    select * from {{ ref('stg_lara__prompt_labels') }}
-    where prompt_id in (select prompt_id from prompts)
+    select labelled.* from {{ ref('stg_lara__prompt_labels') }} as labelled
+    where labelled.prompt_id in (select prompts.prompt_id from prompts)
 
 ),
 

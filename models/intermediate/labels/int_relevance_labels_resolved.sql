@@ -31,8 +31,8 @@ retrievals as (
 
 labels as (
 
-    select * from {{ ref('stg_lara__relevance_labels') }}
-    where retrieval_id in (select retrieval_id from retrievals)
+    select labelled.* from {{ ref('stg_lara__relevance_labels') }} as labelled
+    where labelled.retrieval_id in (select retrievals.retrieval_id from retrievals)
 
 ),
 
