@@ -36,7 +36,7 @@ SIZES: dict[str, list[int]] = {
 REFERENCE_SQL = Path(__file__).with_name("bench_reference.sql")
 #: floats of marts.fct_retrievals and the reference agree when within this (absolute)
 FLOAT_TOLERANCE = 1e-9
-DEFAULT_MEMORY_LIMIT = "4GB"
+DEFAULT_MEMORY_LIMIT = "3GB"
 DEFAULT_THREADS = "2"
 
 
