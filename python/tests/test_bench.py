@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from lara import bench
+from lara import bench, bench_incremental
 
 
 @pytest.mark.parametrize("sample", ["clean_sample", "bad_rows_sample"])
@@ -98,3 +98,80 @@ def test_sizes_and_report(clean_sample) -> None:
     assert "| 4,000 | 4,000 | 400 |" in report
     assert "log-log slope" in report
     assert "pytrec_eval" in report
+
+
+def _size(events: int, build_s: float, reference_s: float, lineage_s: float, rss: float):
+    return bench.SizeResult(
+        events,
+        events // 10,
+        events,
+        events / 1e6,
+        build_s,
+        rss,
+        reference_s,
+        500.0,
+        dbt_breakdown={
+            "fct_retrievals_lineage_models_s": lineage_s,
+            "by_type_s": {"model": lineage_s * 1.5, "test": 10.0},
+            "models_s": {"fct_retrievals": lineage_s / 3, "int_retrieval_signals": 2.0},
+        },
+    )
+
+
+def _day(days: int, day_s: float, full_s: float | None):
+    return bench_incremental.IncrementalResult(
+        sessions=1000 * days,
+        days=days,
+        events=200_000 * days,
+        last_day_events=210_000,
+        generator_s=5.0,
+        history_build_s=100.0,
+        day_build_s=day_s,
+        full_build_s=full_s,
+        day_peak_rss_mib=900.0,
+        full_peak_rss_mib=None if full_s is None else 2000.0,
+        ok=True,
+        recomputed={"fct_retrievals": 0.05},
+        day_breakdown={"by_type_s": {"model": 10.0}, "models_s": {"fct_retrievals": 3.0}},
+    )
+
+
+def test_targets_report_every_target_met_or_missed() -> None:
+    """The targets row of the scale issue: RSS at 20M, lineage and whole build against
+    the reference at 5M and 20M, the day's share of the full build, 60 vs 30 days, and
+    the log-log slope; a miss says by how much."""
+    results = [
+        _size(1_000_000, 60.0, 10.0, 15.0, 1500.0),
+        _size(5_000_000, 200.0, 40.0, 70.0, 3000.0),  # lineage 1.75x, build 5x: a miss
+        _size(20_000_000, 700.0, 180.0, 300.0, 4200.0),  # RSS over by 104 MiB
+    ]
+    incremental = [_day(30, 30.0, 400.0), _day(60, 45.0, None)]  # 7.5%; 1.5x: a miss
+    text = "\n".join(bench._targets(results, incremental))
+    rows = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| ")}
+
+    def row(prefix: str) -> str:
+        found = [line for key, line in rows.items() if key.startswith("| " + prefix)]
+        assert len(found) == 1, (prefix, text)
+        return found[0]
+
+    assert "4,200 MiB" in row("peak RSS under 4 GiB") and "**no** (+104 MiB)" in text
+    lineage = [line for line in rows.values() if "lineage within 2x" in line]
+    assert len(lineage) == 2 and all(line.endswith("| yes |") for line in lineage)
+    whole = [line for line in rows.values() if "whole build with data tests" in line]
+    assert "= 5.00x | **no** (1.25x the target)" in whole[0]
+    assert "= 3.89x | yes" in whole[1]
+    assert "= 7.5% | yes" in row("one-day incremental build")
+    assert "= 1.50x | **no**" in row("the day's build at 60 days")
+    slope = row("cost per event flat or falling")
+    assert "| yes |" in slope  # 60 -> 700 s over 20x the events: slope < 1
+    assert "| int_retrieval_signals | 2.0 |" in text
+    report = bench_incremental.render_incremental(incremental)
+    assert "| 30 days | 6,000,000 | 200,000 |" in report
+    assert "not run" in report and "7.5%" in report
+    assert "fct_retrievals 5.0%" in report
+
+
+def test_targets_say_when_the_largest_size_is_missing() -> None:
+    text = "\n".join(bench._targets([_size(1_000_000, 60.0, 10.0, 15.0, 1500.0)], []))
+    assert "not measured (largest size built: 1,000,000 events) | **no**" in text
+    assert "one-day incremental build under 10% of the full build | not measured" in text

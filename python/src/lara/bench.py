@@ -298,12 +298,13 @@ def dbt_breakdown(target: Path) -> dict:
         if kind == "model":
             models[row["unique_id"].split(".")[-1]] = row["execution_time"]
     lineage_s = sum(t for name, t in models.items() if f"model.lara.{name}" in lineage)
-    slowest = sorted(models.items(), key=lambda kv: -kv[1])[:5]
+    ranked = sorted(models.items(), key=lambda kv: -kv[1])
     return {
         "elapsed_s": results.get("elapsed_time"),
         "by_type_s": {k: round(v, 2) for k, v in by_type.items()},
         "fct_retrievals_lineage_models_s": round(lineage_s, 2),
-        "slowest_models_s": {k: round(v, 2) for k, v in slowest},
+        "slowest_models_s": {k: round(v, 2) for k, v in ranked[:5]},
+        "models_s": {k: round(v, 2) for k, v in ranked},
     }
 
 
@@ -571,7 +572,7 @@ def render_report(
     memory_limit: str,
     threads: int,
     notes: list[str],
-    incremental: IncrementalResult | None = None,
+    incremental: list[IncrementalResult] | None = None,
 ) -> str:
     lines = [
         "# Benchmarks",
@@ -656,7 +657,7 @@ def render_report(
                 f" log-log slope {exponent:.2f} (1 = linear); marginal seconds per million"
                 f" events between consecutive sizes: {marginal}"
             )
-    lines += _targets(results, incremental)
+    lines += _targets(results, incremental or [])
     if ir:
         lines += [
             "",
@@ -757,60 +758,118 @@ READING = """\
   incremental runs (a `where` config on `_lara_loaded_at`).
 """
 
-TARGET_RATIO = 1.5
+#: issue 15's targets
 TARGET_RSS_MIB = 4096.0
+TARGET_LINEAGE_RATIO = 2.0
+TARGET_BUILD_RATIO = 4.0
+TARGET_DAY_SHARE = 0.10
+TARGET_HISTORY_RATIO = 1.3
+TARGET_SLOPE = 1.0
 TARGET_GENERATOR_EPS = 500_000.0
 TARGET_EVENTS = 20_000_000
+#: the sizes at which the reference ratios are targets
+RATIO_SIZES = (5_000_000, 20_000_000)
+#: models listed for the largest size in the report
+TOP_MODELS = 15
 
 
-def _targets(results: list[SizeResult], incremental: IncrementalResult | None) -> list[str]:
-    """The issue's targets against the largest size measured."""
-    lines = ["", "## Targets", ""]
-    done = [r for r in results if r.dbt_build_s and r.dbt_ok]
-    failed = [r for r in results if not r.dbt_ok]
+def _met(ok: bool, miss: str) -> str:
+    return "yes" if ok else f"**no** ({miss})"
+
+
+def _over(value: float, target: float) -> str:
+    return f"{value / target:.2f}x the target"
+
+
+def _targets(results: list[SizeResult], incremental: list[IncrementalResult]) -> list[str]:
+    """Every target of the scale issue: met or missed, and by how much."""
+    lines = ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
+    built = [r for r in results if r.dbt_build_s and r.dbt_ok]
+    for r in results:
+        if not r.dbt_ok:
+            lines.append(f"| full build at {r.events:,} events completes | failed | **no** |")
+    top = max(built, key=lambda r: r.events, default=None)
+    if top is None or top.events < 0.9 * TARGET_EVENTS:
+        lines.append(
+            f"| full build at {TARGET_EVENTS:,} events, peak RSS under 4 GiB | not measured"
+            f" (largest size built: {top.events if top else 0:,} events) | **no** |"
+        )
+    if top is not None:
+        rss = top.dbt_peak_rss_mib or float("nan")
+        lines.append(
+            f"| peak RSS under 4 GiB (full build, {top.events:,} events) | {rss:,.0f} MiB"
+            f" | {_met(rss < TARGET_RSS_MIB, f'+{rss - TARGET_RSS_MIB:,.0f} MiB')} |"
+        )
+    for r in built:
+        if not any(abs(r.target_events - size) <= 0.1 * size for size in RATIO_SIZES):
+            continue
+        if not r.reference_s:
+            continue
+        lineage = r.dbt_breakdown.get("fct_retrievals_lineage_models_s")
+        if lineage is not None:
+            ratio = lineage / r.reference_s
+            lines.append(
+                f"| models in fct_retrievals' lineage within {TARGET_LINEAGE_RATIO:g}x of the"
+                f" reference ({r.events:,} events) | {lineage:.1f} s / {r.reference_s:.1f} s"
+                f" = {ratio:.2f}x"
+                f" | {_met(ratio <= TARGET_LINEAGE_RATIO, _over(ratio, TARGET_LINEAGE_RATIO))} |"
+            )
+        ratio = r.dbt_build_s / r.reference_s
+        lines.append(
+            f"| whole build with data tests within {TARGET_BUILD_RATIO:g}x of the reference"
+            f" ({r.events:,} events) | {r.dbt_build_s:.1f} s / {r.reference_s:.1f} s"
+            f" = {ratio:.2f}x"
+            f" | {_met(ratio <= TARGET_BUILD_RATIO, _over(ratio, TARGET_BUILD_RATIO))} |"
+        )
+    fit = _fit(results, "dbt_build_s")
+    if fit:
+        exponent = fit[2]
+        span = f"{min(r.events for r in built):,} to {max(r.events for r in built):,} events"
+        lines.append(
+            f"| cost per event flat or falling: log-log slope of the full build <="
+            f" {TARGET_SLOPE:g} ({span}) | {exponent:.2f}"
+            f" | {_met(exponent <= TARGET_SLOPE, f'{exponent - TARGET_SLOPE:+.2f}')} |"
+        )
+    done = [r for r in incremental if r.ok]
+    for r in done:
+        share = r.ratio_build
+        if share is not None:
+            lines.append(
+                f"| one-day incremental build (run + its tests) under"
+                f" {TARGET_DAY_SHARE:.0%} of the full build ({r.days}-day warehouse,"
+                f" {r.events:,} events) | {r.day_build_s:.1f} s / {r.full_build_s:.1f} s"
+                f" = {share:.1%}"
+                f" | {_met(share < TARGET_DAY_SHARE, _over(share, TARGET_DAY_SHARE))} |"
+            )
+    if len(done) >= 2:
+        short, long_ = min(done, key=lambda r: r.days), max(done, key=lambda r: r.days)
+        ratio = long_.day_build_s / short.day_build_s
+        lines.append(
+            f"| the day's build at {long_.days} days within {TARGET_HISTORY_RATIO:g}x of"
+            f" {short.days} days (same events per day) | {long_.day_build_s:.1f} s /"
+            f" {short.day_build_s:.1f} s = {ratio:.2f}x"
+            f" | {_met(ratio <= TARGET_HISTORY_RATIO, _over(ratio, TARGET_HISTORY_RATIO))} |"
+        )
     if not done:
-        return lines + ["No size measured."]
-    top = max(done, key=lambda r: r.events)
-    scope = (
-        f"at {top.events:,} events (the largest size that built"
-        + ("" if top.events >= 0.9 * TARGET_EVENTS else "; the 20M-event size was not reached")
-        + ")"
-    )
-    lines.append(f"Measured {scope}:")
-    for r in failed:
+        lines.append("| one-day incremental build under 10% of the full build | not measured | |")
+    if results:
+        eps = min(r.generator_events_per_s for r in results)
         lines.append(
-            f"The full build failed at {r.events:,} events (see the notes above): the targets"
-            " below are for the largest size that built."
+            f"| generator >= 500k events/s (earlier issue) | {eps:,.0f} events/s (slowest size)"
+            f" | {_met(eps >= TARGET_GENERATOR_EPS, _over(eps, TARGET_GENERATOR_EPS))} |"
         )
-    lines.append("")
-    lines.append("| target | measured | met |")
-    lines.append("|---|---:|---|")
-    ratio = top.ratio or float("nan")
-    lines.append(
-        f"| full build within {TARGET_RATIO}x of the reference | {ratio:.2f}x"
-        f" | {'yes' if ratio <= TARGET_RATIO else f'no ({ratio / TARGET_RATIO:.1f}x over)'} |"
-    )
-    rss = top.dbt_peak_rss_mib or float("nan")
-    lines.append(
-        f"| peak RSS under 4 GiB | {rss:,.0f} MiB"
-        f" | {'yes' if rss < TARGET_RSS_MIB else f'no (+{rss - TARGET_RSS_MIB:,.0f} MiB)'} |"
-    )
-    eps = min(r.generator_events_per_s for r in results)
-    lines.append(
-        f"| generator >= 500k events/s | {eps:,.0f} events/s (slowest size)"
-        f" | {'yes' if eps >= TARGET_GENERATOR_EPS else f'no ({TARGET_GENERATOR_EPS / eps:.1f}x'}"
-        f"{'' if eps >= TARGET_GENERATOR_EPS else ' short)'}"
-        " |"
-    )
-    if incremental is None or not incremental.ok:
-        lines.append("| one-day incremental run < 15% of the full build | not measured | |")
-    else:
-        share = incremental.ratio_build
-        lines.append(
-            f"| one-day incremental run < 15% of the full build ({incremental.days}-day warehouse,"
-            f" {incremental.events:,} events) | {share:.0%} (run + tests)"
-            f" | {'yes' if share < 0.15 else f'no ({share / 0.15:.1f}x over)'} |"
-        )
+    if top is not None and top.dbt_breakdown.get("models_s"):
+        ranked = list(top.dbt_breakdown["models_s"].items())[:TOP_MODELS]
+        lines += [
+            "",
+            f"Per-model seconds of the full build at {top.events:,} events (the"
+            f" {len(ranked)} slowest of {len(top.dbt_breakdown['models_s'])} models; node"
+            " execution time from run_results.json):",
+            "",
+            "| model | s |",
+            "|---|---:|",
+        ]
+        lines += [f"| {name} | {seconds:.1f} |" for name, seconds in ranked]
     return lines
 
 
@@ -845,12 +904,17 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--ir-only", action="store_true", help="only the IR comparison")
     parser.add_argument(
-        "--incremental-events",
+        "--incremental-events-per-day",
         type=int,
-        default=2_000_000,
-        help="events of the one-day incremental benchmark's warehouse (0 = skip)",
+        default=200_000,
+        help="events per day of the one-day incremental benchmark's warehouses (0 = skip)",
     )
-    parser.add_argument("--incremental-days", type=int, default=30)
+    parser.add_argument(
+        "--incremental-days",
+        default="30,60",
+        help="history lengths of the one-day incremental benchmark (comma-separated days;"
+        " the full build is timed for the shortest)",
+    )
     parser.add_argument("--keep-raw", action="store_true")
     parser.add_argument(
         "--note", action="append", default=[], help="a line for the report's Notes (repeatable)"
@@ -877,7 +941,7 @@ def bench_main(args: argparse.Namespace) -> int:
     notes: list[str] = [f"- {note}" for note in args.note]
     args.out.parent.mkdir(parents=True, exist_ok=True)
 
-    incremental = None
+    incremental: list[IncrementalResult] = []
 
     def write() -> None:
         report = render_report(
@@ -889,7 +953,7 @@ def bench_main(args: argparse.Namespace) -> int:
                 {
                     "results": [asdict(r) for r in results],
                     "ir": ir and asdict(ir),
-                    "incremental": incremental and asdict(incremental),
+                    "incremental": [asdict(r) for r in incremental],
                 },
                 indent=2,
                 default=str,
@@ -904,8 +968,8 @@ def bench_main(args: argparse.Namespace) -> int:
         results = [SizeResult(**r) for r in previous["results"] if r["target_events"] not in wanted]
         if previous.get("ir") and not args.ir_lists:
             ir = IrResult(**previous["ir"])
-        if previous.get("incremental") and not args.incremental_events:
-            incremental = IncrementalResult(**previous["incremental"])
+        if isinstance(previous.get("incremental"), list) and not args.incremental_events_per_day:
+            incremental = [IncrementalResult(**r) for r in previous["incremental"]]
     if args.ir_lists:
         compiled = _compiled_relevance(work)
         ir = bench_ir(args.ir_lists, args.seed, compiled, args.threads, args.memory_limit)
@@ -929,20 +993,27 @@ def bench_main(args: argparse.Namespace) -> int:
             )
             results.sort(key=lambda r: r.target_events)
             write()
-    if not args.ir_only and args.incremental_events:
-        per_session = events_per_session(work, args.incremental_days, args.seed)
-        incremental = bench_incremental(
-            work,
-            max(100, round(args.incremental_events / per_session)),
-            args.incremental_days,
-            args.seed,
-            args.memory_limit,
-            args.threads,
-            generate_logs=generate_logs,
-            count_events=count_events,
-            measure=measure,
-            dbt_breakdown=dbt_breakdown,
-        )
+    if not args.ir_only and args.incremental_events_per_day:
+        histories = sorted({int(d) for d in args.incremental_days.split(",") if d.strip()})
+        for days in histories:
+            per_session = events_per_session(work, days, args.seed)
+            sessions = max(100, round(args.incremental_events_per_day * days / per_session))
+            incremental.append(
+                bench_incremental(
+                    work,
+                    sessions,
+                    days,
+                    args.seed,
+                    args.memory_limit,
+                    args.threads,
+                    full_build=days == histories[0],
+                    generate_logs=generate_logs,
+                    count_events=count_events,
+                    measure=measure,
+                    dbt_breakdown=dbt_breakdown,
+                )
+            )
+            write()
     write()
     print(args.out.read_text())
     failed = [r for r in results if r.agreement and not r.agreement["ok"]]

@@ -1,11 +1,14 @@
 """Benchmark of a scheduled daily run: one incremental day over an N-day warehouse.
 
-Generates N days of logs, builds the first N-1 days (the warehouse as it
-stood yesterday), delivers the last day (and every late event after it),
-then times the incremental run (`dbt run`, then `dbt test`), and finally
-a full `dbt build` over the same files into a fresh warehouse, in the same
-run, so the ratio compares like with like. Files are delivered as symbolic
-links into a landing folder, as a scheduler's sync would drop them.
+For each history length (30 and 60 days by default, the same events per
+day): generates N days of logs, builds the first N-1 days (the warehouse as
+it stood yesterday), delivers the last day (and every late event after it),
+then times the scheduled run, one `dbt build` with the production selector
+(models, then the data tests sized to the run). For the shortest history it
+then times a full `dbt build` of the same files into a fresh warehouse, in
+the same benchmark run, so the ratio compares like with like. Files are
+delivered as symbolic links into a landing folder, as a scheduler's sync
+would drop them.
 """
 
 from __future__ import annotations
@@ -13,11 +16,16 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lara.dbt import dbt_env, dbt_executable
 from lara.paths import project_dir
+
+#: the share of each session-grained mart's rows the day's run rewrote
+SESSION_MARTS = ("fct_retrievals", "fct_action_attributions", "fct_prompts", "fct_sessions")
+#: models listed per run in the report
+TOP_MODELS = 12
 
 
 @dataclass
@@ -28,29 +36,24 @@ class IncrementalResult:
     last_day_events: int
     generator_s: float
     history_build_s: float
-    day_run_s: float
-    day_test_s: float
-    full_build_s: float
-    full_models_s: float | None
-    day_models_s: float | None
-    full_peak_rss_mib: float
+    day_build_s: float
+    full_build_s: float | None
     day_peak_rss_mib: float
+    full_peak_rss_mib: float | None
     ok: bool
-    notes: list[str]
-    recomputed: dict[str, float]
+    notes: list[str] = field(default_factory=list)
+    recomputed: dict[str, float] = field(default_factory=dict)
+    day_breakdown: dict = field(default_factory=dict)
+    full_breakdown: dict = field(default_factory=dict)
 
     @property
-    def day_build_s(self) -> float:
-        return self.day_run_s + self.day_test_s
+    def events_per_day(self) -> float:
+        return self.events / self.days if self.days else float("nan")
 
     @property
-    def ratio_build(self) -> float:
-        return self.day_build_s / self.full_build_s if self.full_build_s else float("nan")
-
-    @property
-    def ratio_run(self) -> float | None:
-        if self.full_models_s and self.day_models_s is not None:
-            return self.day_models_s / self.full_models_s
+    def ratio_build(self) -> float | None:
+        if self.full_build_s:
+            return self.day_build_s / self.full_build_s
         return None
 
 
@@ -81,16 +84,17 @@ def bench_incremental(
     threads: int,
     log=print,
     *,
+    full_build: bool = True,
     generate_logs: Callable[[Path, int, int, int], float],
     count_events: Callable[[Path], int],
     measure: Callable,
     dbt_breakdown: Callable[[Path], dict],
 ) -> IncrementalResult:
-    root = work / "incremental"
+    root = work / f"incremental_{days}d"
     shutil.rmtree(root, ignore_errors=True)
     raw, landing = root / "raw", root / "landing"
     landing.mkdir(parents=True)
-    log(f"[bench] incremental: generating {sessions:,} sessions over {days} days")
+    log(f"[bench] incremental {days} days: generating {sessions:,} sessions")
     gen_s = generate_logs(raw, sessions, days, seed)
     events = count_events(raw)
     files = sorted(p for p in raw.rglob("*") if p.is_file() and "dt=" in str(p))
@@ -123,22 +127,20 @@ def bench_incremental(
 
     incremental = root / "incremental.duckdb"
     _deliver(raw, landing, history)
-    log(f"[bench] incremental: building days 1..{len(dated[:days]) - 1} ({len(history)} files)")
+    log(f"[bench] incremental {days} days: building days 1..{days - 1} ({len(history)} files)")
     start = time.perf_counter()
     hist = dbt(["build"], incremental, "history")
     history_s = time.perf_counter() - start
     last_events = _deliver(raw, landing, rest)
-    log(f"[bench] incremental: delivered {last_day} and later ({last_events:,} parquet rows)")
-    day_run = dbt(["run"], incremental, "day-run")
+    log(f"[bench] incremental {days} days: delivered {last_day} and later ({last_events:,} rows)")
+    day = dbt(["build"], incremental, "day")
     recomputed = _recomputed_share(incremental)
-    day_test = dbt(["test"], incremental, "day-test")
-    log(f"[bench] incremental: one day run {day_run.seconds:.1f} s + test {day_test.seconds:.1f} s")
-    full = root / "full.duckdb"
-    full_build = dbt(["build"], full, "full")
-    full_models = dbt_breakdown(root / "target-full").get("by_type_s", {}).get("model")
-    day_models = dbt_breakdown(root / "target-day-run").get("by_type_s", {}).get("model")
-    log(f"[bench] incremental: full build {full_build.seconds:.1f} s")
-    ok = all(m.returncode == 0 for m in (hist, day_run, day_test, full_build))
+    log(f"[bench] incremental {days} days: the day's dbt build {day.seconds:.1f} s")
+    full = None
+    if full_build:
+        full = dbt(["build"], root / "full.duckdb", "full")
+        log(f"[bench] incremental {days} days: full build {full.seconds:.1f} s")
+    ok = all(m.returncode == 0 for m in (hist, day, *([full] if full else [])))
     result = IncrementalResult(
         sessions=sessions,
         days=days,
@@ -146,22 +148,18 @@ def bench_incremental(
         last_day_events=last_events,
         generator_s=gen_s,
         history_build_s=history_s,
-        day_run_s=day_run.seconds,
-        day_test_s=day_test.seconds,
-        full_build_s=full_build.seconds,
-        full_models_s=full_models,
-        day_models_s=day_models,
-        full_peak_rss_mib=full_build.max_rss_kib / 1024,
-        day_peak_rss_mib=max(day_run.max_rss_kib, day_test.max_rss_kib) / 1024,
+        day_build_s=day.seconds,
+        full_build_s=full.seconds if full else None,
+        day_peak_rss_mib=day.max_rss_kib / 1024,
+        full_peak_rss_mib=full.max_rss_kib / 1024 if full else None,
         ok=ok,
         notes=notes,
         recomputed=recomputed,
+        day_breakdown=dbt_breakdown(root / "target-day"),
+        full_breakdown=dbt_breakdown(root / "target-full") if full else {},
     )
     shutil.rmtree(root, ignore_errors=True)
     return result
-
-
-SESSION_MARTS = ("fct_retrievals", "fct_action_attributions", "fct_prompts", "fct_sessions")
 
 
 def _recomputed_share(warehouse: Path) -> dict[str, float]:
@@ -181,44 +179,62 @@ def _recomputed_share(warehouse: Path) -> dict[str, float]:
     return shares
 
 
-def render_incremental(result: IncrementalResult | None) -> str:
-    if result is None:
+def _models(breakdown: dict) -> str:
+    models = breakdown.get("models_s") or breakdown.get("slowest_models_s") or {}
+    top = sorted(models.items(), key=lambda kv: -kv[1])[:TOP_MODELS]
+    return ", ".join(f"{name} {seconds:.1f}" for name, seconds in top) or "n/a"
+
+
+def _types(breakdown: dict) -> str:
+    return ", ".join(f"{k} {v:.1f}" for k, v in breakdown.get("by_type_s", {}).items()) or "n/a"
+
+
+def render_incremental(results: list[IncrementalResult]) -> str:
+    if not results:
         return ""
-    r = result
     lines = [
         "",
         "## One-day incremental run",
         "",
-        f"{r.events:,} events ({r.sessions:,} sessions) over {r.days} days; the warehouse is"
-        f" built on days 1..{r.days - 1}, then the last day and every late event after it"
-        f" ({r.last_day_events:,} rows in all tables) are delivered and the scheduled run is"
-        " timed; then a full `dbt build` of the same files into a fresh warehouse, in the same"
-        " benchmark run.",
+        "For each history length, the same events per day: the warehouse is built on days"
+        " 1..N-1, then the last day and every late event after it are delivered and the"
+        " scheduled run is timed: one `dbt build` (the default `production` selector: models,"
+        " then data tests on the rows the run wrote). For the shortest history, a full"
+        " `dbt build` of the same files into a fresh warehouse follows in the same benchmark"
+        " run.",
         "",
-        "| step | wall s | peak RSS MiB |",
-        "|---|---:|---:|",
-        f"| full build, {r.days} days (`dbt build`) | {r.full_build_s:.1f}"
-        f" | {r.full_peak_rss_mib:,.0f} |",
-        f"| one-day incremental `dbt run` | {r.day_run_s:.1f} | {r.day_peak_rss_mib:,.0f} |",
-        f"| one-day `dbt test` (every test, whole tables) | {r.day_test_s:.1f} | |",
-        f"| history build, days 1..{r.days - 1} | {r.history_build_s:.1f} | |",
-        "",
-        f"- **incremental run + tests / full build: {r.ratio_build:.2f}** (target < 0.15)",
+        "| history | events | events/day | delivered rows | the day's `dbt build` s"
+        " | its peak RSS MiB | full build s | full peak RSS MiB | day / full"
+        " | history build s |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    if r.recomputed:
+    for r in results:
+        ratio = r.ratio_build
         lines.append(
-            "- rows the one-day run recomputed (affected sessions): "
-            + ", ".join(f"{t} {share:.0%}" for t, share in r.recomputed.items())
+            f"| {r.days} days | {r.events:,} | {r.events_per_day:,.0f} | {r.last_day_events:,}"
+            f" | {r.day_build_s:.1f} | {r.day_peak_rss_mib:,.0f}"
+            f" | {'not run' if r.full_build_s is None else f'{r.full_build_s:.1f}'}"
+            f" | {'' if r.full_peak_rss_mib is None else f'{r.full_peak_rss_mib:,.0f}'}"
+            f" | {'' if ratio is None else f'{ratio:.1%}'}"
+            f" | {r.history_build_s:.1f} |"
         )
-    if r.ratio_run is not None:
-        lines.append(
-            f"- models only (sum of model seconds, run_results.json): one day"
-            f" {_f(r.day_models_s)} s / full {_f(r.full_models_s)} s = {r.ratio_run:.2f}"
-        )
-    if not r.ok:
-        lines.append("- FAILED: " + " / ".join(r.notes)[:1500])
+    lines.append("")
+    for r in results:
+        if r.recomputed:
+            lines.append(
+                f"- {r.days} days, rows the day's run rewrote: "
+                + ", ".join(f"{t} {share:.1%}" for t, share in r.recomputed.items())
+            )
+        if r.day_breakdown:
+            lines.append(
+                f"- {r.days} days, the day's node seconds (summed over threads):"
+                f" {_types(r.day_breakdown)}; slowest models: {_models(r.day_breakdown)}"
+            )
+        if r.full_breakdown:
+            lines.append(
+                f"- {r.days} days, the full build's node seconds: {_types(r.full_breakdown)};"
+                f" slowest models: {_models(r.full_breakdown)}"
+            )
+        if not r.ok:
+            lines.append(f"- {r.days} days FAILED: " + " / ".join(r.notes)[:1500])
     return "\n".join(lines) + "\n"
-
-
-def _f(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1f}"

@@ -92,7 +92,7 @@ _RUN_ENV = (
     *_WAREHOUSE_ENV,
     ("LARA_USER_ID_SALT", "secret salt of the pseudonymous user_key (set your own in production)"),
     ("LARA_THREADS", "dbt threads (default 2)"),
-    ("LARA_DUCKDB_MEMORY_LIMIT", "DuckDB memory limit (default 3GB, under a 4 GiB RSS budget; spills beyond)"),
+    ("LARA_DUCKDB_MEMORY_LIMIT", "DuckDB memory limit (default 3GB; spills beyond)"),
     ("LARA_TARGET", "dbt target and engine: duckdb (default) or spark"),
     ("LARA_SPARK_DIR, LARA_SPARK_*", "local Spark target settings (README: Running on Spark)"),
     ("DBT_PROFILES_DIR", "folder of profiles.yml (default: the project folder)"),
