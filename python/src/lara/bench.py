@@ -926,6 +926,24 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def dbt_parse_rss_mib(work: Path) -> float:
+    """Peak RSS of `dbt parse` from scratch: what the dbt process holds before any
+    data (Python, dbt, the manifest of every node), the part of a build's RSS
+    that DuckDB's memory_limit does not bound."""
+    env = dbt_env(
+        work / "none",
+        work / "parse.duckdb",
+        {"DBT_TARGET_PATH": str(work / "target-parse"), "DBT_LOG_PATH": str(work / "logs")},
+    )
+    shutil.rmtree(work / "target-parse", ignore_errors=True)
+    parsed = measure(
+        [dbt_executable(), "parse", "--project-dir", str(project_dir())],
+        env=env,
+        cwd=project_dir(),
+    )
+    return parsed.max_rss_kib / 1024
+
+
 def parse_sizes(spec: str) -> list[int]:
     if spec in SIZES:
         return SIZES[spec]
@@ -937,6 +955,10 @@ def bench_main(args: argparse.Namespace) -> int:
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
     machine = machine_info()
+    if not args.ir_only:
+        machine["dbt process without data (peak RSS of `dbt parse`, MiB)"] = round(
+            dbt_parse_rss_mib(work)
+        )
     results: list[SizeResult] = []
     notes: list[str] = [f"- {note}" for note in args.note]
     args.out.parent.mkdir(parents=True, exist_ok=True)
