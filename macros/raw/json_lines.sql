@@ -132,5 +132,5 @@
         )
     )
     {#- Blank lines are not records. -#}
-    where trim(coalesce(_raw_row, '')) <> ''
+    where trim(coalesce(_line, '')) <> ''
 {% endmacro %}

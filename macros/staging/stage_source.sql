@@ -172,8 +172,42 @@ judged as (
 ),
 {%- endif %}
 
-{#- Duplicates and conflicting versions, among rows that passed the checks.
-    Almost every key is delivered once: the aggregate below finds the keys
+{#- Duplicates and conflicting versions, among rows that passed the checks. -#}
+{% if target.type == 'spark' -%}
+{#- Spark: windows over the one pipeline. The aggregate-and-join form below
+    reads the typed raw rows three times (aggregate, join, union), and
+    Spark's optimizer, inferring constraints through the wide typed
+    projections of every copy, runs out of driver memory planning it. -#}
+ranked as (
+
+    select
+        *,
+        case
+            when _failed_check is null
+                then row_number() over (
+                    partition by _failed_check is null, _row_hash
+                    order by _partition_value, _source_file, _source_line
+                )
+        end as _delivery_rank
+    from judged
+
+),
+
+versions as (
+
+    select
+        *,
+        case
+            when _failed_check is null and _delivery_rank = 1
+                then min(_row_hash) over (partition by _failed_check is null, _delivery_rank = 1, _record_key)
+                <> max(_row_hash) over (partition by _failed_check is null, _delivery_rank = 1, _record_key)
+        end as _is_conflicting
+    from ranked
+
+),
+
+{% else -%}
+{#- DuckDB: almost every key is delivered once: the aggregate below finds the keys
     delivered more than once (and whether their contents differ), and only
     those rows are ranked by delivery, so the cost is one hash aggregate
     rather than a sort of every row. -#}
@@ -243,6 +277,8 @@ versions as (
     from ranked
 
 ),
+
+{% endif -%}
 
 final as (
 

@@ -114,13 +114,20 @@ def _build(
     result = run_dbt(args, raw, root / "lara.duckdb", extra_env=env, capture=True)
     elapsed = time.monotonic() - started
     if result.returncode != 0:
-        log = result.stdout + result.stderr
-        failures = [line for line in log.splitlines() if "ERROR" in line or "FAIL" in line]
+        # dbt's own output (stdout) says what failed; Spark's JVM fills stderr
+        # with warnings, so only its last lines are shown.
+        failures = [
+            line
+            for line in result.stdout.splitlines()
+            if "ERROR" in line or "FAIL" in line or "Error" in line
+        ]
         raise AssertionError(
             f"dbt {command} on {target} failed ({elapsed:.0f} s):\n"
             + "\n".join(failures[-40:])
             + "\n...\n"
-            + log[-4000:]
+            + result.stdout[-4000:]
+            + "\n... stderr:\n"
+            + result.stderr[-1000:]
         )
     return elapsed, result.stdout + result.stderr
 
