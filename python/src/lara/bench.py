@@ -23,7 +23,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from lara.bench_incremental import IncrementalResult, bench_incremental, render_incremental
+from lara.bench_incremental import (
+    TOP_MODELS,
+    IncrementalResult,
+    bench_incremental,
+    render_incremental,
+)
 from lara.dbt import dbt_env, dbt_executable
 from lara.paths import project_dir
 
@@ -769,8 +774,6 @@ TARGET_GENERATOR_EPS = 500_000.0
 TARGET_EVENTS = 20_000_000
 #: the sizes at which the reference ratios are targets
 RATIO_SIZES = (5_000_000, 20_000_000)
-#: models listed for the largest size in the report
-TOP_MODELS = 15
 
 
 def _met(ok: bool, miss: str) -> str:

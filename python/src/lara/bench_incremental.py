@@ -24,8 +24,8 @@ from lara.paths import project_dir
 
 #: the share of each session-grained mart's rows the day's run rewrote
 SESSION_MARTS = ("fct_retrievals", "fct_action_attributions", "fct_prompts", "fct_sessions")
-#: models listed per run in the report
-TOP_MODELS = 12
+#: the slowest models listed per build in the report
+TOP_MODELS = 15
 
 
 @dataclass
