@@ -2,7 +2,8 @@
     (UTC date of its first clean prompt or action: `_lara_session_date` of
     every session-grained model, their partition column on Spark) and why
     it is recomputed:
-    - `full_build`: a full build recomputes every session;
+    - `full_build`: a full build recomputes every session with a row in
+      any status;
     - `loaded`: a prompt, action or retrieval of the session, or a prompt
       label of one of its prompts, was loaded after the last completed run
       (lara_run_limits.lower_limit), in any status (a version quarantined
@@ -48,13 +49,21 @@ clean_events as (
 ),
 
 {% if is_full_build -%}
+{#- Every session with a row in any status: a session whose rows are all
+    quarantined now still has rows from an earlier build to remove. -#}
 sessions as (
 
     select distinct
-        session_guid,
+        base_rows.session_guid,
         'full_build' as reason
-    from clean_events
-    where session_guid is not null
+    from (
+        {% for table_name in ['prompts', 'retrievals', 'actions'] -%}
+        select session_guid from {{ ref('base_lara__' ~ table_name) }}
+        {% if not loop.last %}union all
+        {% endif %}
+        {%- endfor %}
+    ) as base_rows
+    where base_rows.session_guid is not null
 
 ),
 {%- else -%}
