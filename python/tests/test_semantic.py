@@ -354,6 +354,25 @@ def test_overall_rates_across_semantic_models_match_the_marts(mf_query, clean_sa
     )
 
 
+def test_outcome_events_and_credits_per_role_match_tier3(mf_query, clean_sample):
+    """Distinct outcome events (fct_action_attributions) and credits (fct_retrievals) per role."""
+    mapping = {
+        "retrieval_driven_outcome_events": "retrieval_driven_outcome_event_count",
+        "retrieval_driven_outcomes": "retrieval_driven_outcome_credit_count",
+    }
+    semantic = mf_query(list(mapping)[:1], ["action_attribution__retrieval_role"])
+    semantic = semantic.rename(columns={"action_attribution__retrieval_role": "retrieval__retrieval_role"})
+    credits = mf_query(list(mapping)[1:], ["retrieval__retrieval_role"])
+    semantic = semantic.merge(credits, on="retrieval__retrieval_role", how="outer").fillna(0)
+    frame = _mart(
+        clean_sample,
+        "select retrieval_role, retrieval_driven_outcome_event_count, retrieval_driven_outcome_credit_count "
+        "from marts.agg_tier3_completion where grouping_level = 'role'",
+    )
+    assert (frame["retrieval_driven_outcome_credit_count"] >= frame["retrieval_driven_outcome_event_count"]).all()
+    _compare(semantic, frame, [("retrieval__retrieval_role", "retrieval_role")], mapping)
+
+
 def test_mf_is_installed_next_to_dbt():
     """`mf` ships with dbt-metricflow in the same environment as dbt."""
     here = Path(sys.executable).parent

@@ -9,7 +9,12 @@
     expands document credits to one row per credited retrieval, adds the
     consumed rank and the credited retrieval's session, prompt and time.
     Unattributed actions have no row. Synthetic traffic is kept and flagged
-    (public marts drop it).
+    (public marts drop it): an action without a known prompt whose placement
+    chain leads to a synthetic retrieval hangs off synthetic traffic
+    (metrics.md v2 scope rules), so is_action_synthetic is set for it here.
+    chain_root_method (placement rows): the rule that resolved the first
+    place of the chain; is_lineage_backed: direct, document, or placement
+    with a direct root (no time-based inference anywhere in the chain).
 
     Session-grained and incremental (strategy lara_replace_sessions, session
     column action_session_guid): a run recomputes the actions of
@@ -37,7 +42,8 @@ placement_sources as (
 
     select
         action_id,
-        placement_retrieval_id
+        placement_retrieval_id,
+        chain_root_method
     from {{ ref('int_attribution_placement_sources') }}
     where {{ lara_in_sessions_this_run('session_guid') }}
 
@@ -87,9 +93,11 @@ resolved as (
         direct_sources.action_date,
         direct_sources.is_outcome_type,
         direct_sources.has_unknown_source_id,
+        direct_sources.has_known_prompt,
         direct_sources.is_synthetic,
         direct_sources.direct_retrieval_id,
         placement_sources.placement_retrieval_id,
+        placement_sources.chain_root_method,
         temporal_sources.temporal_retrieval_id,
         {{ lara_attribution_method(
             'direct_sources.direct_retrieval_id',
@@ -155,7 +163,9 @@ credited_actions as (
         resolved.action_date,
         resolved.is_outcome_type,
         resolved.has_unknown_source_id,
+        resolved.has_known_prompt,
         resolved.temporal_retrieval_id,
+        case when credits.attribution_method = 'placement' then resolved.chain_root_method end as chain_root_method,
         resolved.is_synthetic
     from credits
     inner join resolved
@@ -197,6 +207,30 @@ ranked as (
 
 ),
 
+scoped as (
+
+    select
+        ranked.*,
+        retrievals.session_guid as retrieval_session_guid,
+        retrievals.prompt_id as retrieval_prompt_id,
+        retrievals.retrieved_at,
+        retrievals.is_synthetic as is_retrieval_synthetic,
+        ranked.is_synthetic
+        or (
+            not ranked.has_known_prompt
+            and ranked.attribution_method = 'placement'
+            and retrievals.is_synthetic
+        ) as is_action_synthetic,
+        (
+            ranked.attribution_method in ('direct', 'document')
+            or (ranked.attribution_method = 'placement' and ranked.chain_root_method = 'direct')
+        ) as is_lineage_backed
+    from ranked
+    inner join retrievals
+        on ranked.retrieval_id = retrievals.retrieval_id
+
+),
+
 final as (
 
     select
@@ -204,16 +238,16 @@ final as (
         ranked.retrieval_id,
         ranked.attribution_method,
         ranked.consumed_rank,
-        ranked.session_guid <> retrievals.session_guid as is_cross_session,
+        ranked.session_guid <> ranked.retrieval_session_guid as is_cross_session,
         ranked.actor,
         ranked.action_type,
         ranked.acted_at,
         ranked.action_date,
         ranked.session_guid as action_session_guid,
-        retrievals.session_guid as retrieval_session_guid,
+        ranked.retrieval_session_guid,
         ranked.prompt_id as action_prompt_id,
-        retrievals.prompt_id as retrieval_prompt_id,
-        retrievals.retrieved_at,
+        ranked.retrieval_prompt_id,
+        ranked.retrieved_at,
         ranked.consumed_asset_id,
         ranked.document_id,
         ranked.is_outcome_type,
@@ -221,18 +255,23 @@ final as (
         ranked.actor = 'user'
         and ranked.is_outcome_type
         and {{ lara_is_lineage_method('ranked.attribution_method') }} as is_retrieval_driven_outcome,
+        ranked.chain_root_method,
+        ranked.is_lineage_backed,
         ranked.has_unknown_source_id,
         ranked.temporal_retrieval_id,
+        {#- Agreement population (metrics.md v2): direct, or placement with a
+            direct root, with a consumed asset. -#}
         case
-            when ranked.attribution_method in ('direct', 'placement') and ranked.consumed_asset_id is not null
+            when
+                ranked.attribution_method in ('direct', 'placement')
+                and ranked.is_lineage_backed
+                and ranked.consumed_asset_id is not null
                 then coalesce(ranked.temporal_retrieval_id = ranked.retrieval_id, false)
         end as is_temporal_agreement,
-        ranked.is_synthetic as is_action_synthetic,
-        retrievals.is_synthetic as is_retrieval_synthetic,
-        ranked.is_synthetic or retrievals.is_synthetic as is_synthetic
-    from ranked
-    inner join retrievals
-        on ranked.retrieval_id = retrievals.retrieval_id
+        ranked.is_action_synthetic,
+        ranked.is_retrieval_synthetic,
+        ranked.is_action_synthetic or ranked.is_retrieval_synthetic as is_synthetic
+    from scoped as ranked
 
 )
 

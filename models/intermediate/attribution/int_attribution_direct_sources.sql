@@ -35,6 +35,7 @@ actions as (
         acted_at,
         action_date,
         is_outcome_type,
+        has_known_prompt,
         is_synthetic
     from {{ ref('int_actions_scoped') }}
     where {{ lara_in_sessions_this_run('session_guid') }}

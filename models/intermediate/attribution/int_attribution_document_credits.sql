@@ -50,8 +50,12 @@ placement_sources as (
         action_id,
         placement_retrieval_id
     from {{ ref('int_attribution_placement_sources') }}
+    -- Rule 3 credits lineage-backed places only: a place whose inherited
+    -- source rests on rule 4 (chain_root_method temporal) credits nothing.
+    where
+        chain_root_method = 'direct'
     {%- if is_incremental() %}
-    where action_id in (select action_id from direct_sources)
+        and action_id in (select action_id from direct_sources)
     {%- endif %}
 
 ),

@@ -3,7 +3,9 @@
     prompt of its session has prompt_kind = 'rewrite'; where that next
     prompt's kind is null, when it comes within var rewrite_window_s (inclusive)
     with token Jaccard >= var rewrite_similarity_min on the prompt texts.
-    Prompts are ordered by time, then id.
+    Prompts are ordered by time, then id. Synthetic scope is per prompt
+    (metrics.md v2): in-scope prompts are sequenced among themselves, so a
+    synthetic probe between two real prompts is nobody's "next prompt".
 
     Session-grained and incremental (strategy lara_replace_sessions): a run
     recomputes the rows of lara_sessions_this_run. -#}
@@ -51,20 +53,20 @@ sequenced as (
         is_synthetic,
         is_retrieval_turn,
         cast(row_number() over (
-            partition by session_guid order by prompted_at, prompt_id
+            partition by session_guid, is_synthetic order by prompted_at, prompt_id
         ) as bigint) as prompt_sequence,
         lead(prompt_id) over (
-            partition by session_guid order by prompted_at, prompt_id
+            partition by session_guid, is_synthetic order by prompted_at, prompt_id
         ) as next_prompt_id,
         prompt_tokens,
         lead(prompt_kind) over (
-            partition by session_guid order by prompted_at, prompt_id
+            partition by session_guid, is_synthetic order by prompted_at, prompt_id
         ) as next_prompt_kind,
         lead(prompt_tokens) over (
-            partition by session_guid order by prompted_at, prompt_id
+            partition by session_guid, is_synthetic order by prompted_at, prompt_id
         ) as next_prompt_tokens,
         lead(prompted_at) over (
-            partition by session_guid order by prompted_at, prompt_id
+            partition by session_guid, is_synthetic order by prompted_at, prompt_id
         ) as next_prompted_at
     from tokenised
 

@@ -34,6 +34,7 @@ prompt_sequences as (
         session_guid,
         prompt_kind,
         prompted_at,
+        is_synthetic,
         next_prompt_id,
         is_rewritten
     from {{ ref('int_prompt_sequences') }}
@@ -59,6 +60,7 @@ final as (
         prompt_sequences.prompt_id,
         prompt_sequences.session_guid,
         prompt_sequences.prompted_at,
+        prompt_sequences.is_synthetic,
         rewrite_prompts.prompt_id is not null as is_rewrite
     from prompt_sequences
     left join rewrite_prompts

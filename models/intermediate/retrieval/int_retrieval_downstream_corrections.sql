@@ -48,7 +48,9 @@ prompt_rewrites as (
         prompted_at,
         is_rewrite
     from {{ ref('int_prompt_rewrite_flags') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    -- Synthetic scope is per prompt (metrics.md v2): a synthetic probe is
+    -- never the session's next prompt.
+    where not is_synthetic and {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 

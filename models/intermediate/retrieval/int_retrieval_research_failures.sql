@@ -40,7 +40,8 @@ retrievals as (
         prompt_id,
         session_guid,
         query_text,
-        retrieved_at
+        retrieved_at,
+        is_synthetic
     from {{ ref('int_retrievals_scoped') }}
     where {{ lara_in_sessions_this_run('session_guid') }}
 
@@ -74,6 +75,7 @@ earlier_retrievals as (
         retrievals.session_guid,
         retrievals.query_text,
         retrievals.retrieved_at,
+        retrievals.is_synthetic,
         use_evidence.first_use_evidence_at
     from retrievals
     left join use_evidence
@@ -89,6 +91,7 @@ later_retrievals as (
         retrievals.session_guid,
         retrievals.query_text,
         retrievals.retrieved_at,
+        retrievals.is_synthetic,
         coalesce(prompt_rewrites.is_rewrite, false) as is_rewrite_prompt
     from retrievals
     left join prompt_rewrites
@@ -105,6 +108,9 @@ research_pairs as (
     inner join later_retrievals
         on
             earlier_retrievals.session_guid = later_retrievals.session_guid
+            -- synthetic scope is per prompt (metrics.md v2): a synthetic
+            -- retrieval never re-searches a real one
+            and earlier_retrievals.is_synthetic = later_retrievals.is_synthetic
             and earlier_retrievals.retrieved_at < later_retrievals.retrieved_at
             and {{ lara_seconds_between('earlier_retrievals.retrieved_at', 'later_retrievals.retrieved_at') }}
             <= {{ var('research_window_s') }}

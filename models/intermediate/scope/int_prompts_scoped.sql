@@ -1,5 +1,8 @@
 {#- Every prompt (synthetic included) with the scope facts every mart needs:
-    synthetic traffic (of the prompt or of its session), surface group,
+    synthetic traffic (the prompt's own flag; metrics.md v2: the unit is the
+    prompt, so a real prompt in a session that also holds a synthetic one
+    stays in), whether its session is synthetic (every prompt of it is),
+    surface group,
     retrieval counts, and the resolved Tier 0 / goal labels.
 
     Session-grained and incremental (strategy lara_replace_sessions): a run
@@ -61,11 +64,7 @@ retrieval_counts as (
 
 synthetic_sessions as (
 
-    select
-        session_guid,
-        max(case when is_synthetic then 1 else 0 end) = 1 as is_synthetic_session
-    from prompts
-    group by session_guid
+    {{ lara_synthetic_sessions('prompts') }}
 
 ),
 
@@ -81,8 +80,8 @@ joined as (
         prompts.prompt_text,
         prompts.prompted_at,
         cast(prompts.prompted_at as date) as prompt_date,
-        prompts.is_synthetic as is_synthetic_prompt,
-        prompts.is_synthetic or synthetic_sessions.is_synthetic_session as is_synthetic,
+        prompts.is_synthetic,
+        synthetic_sessions.is_synthetic_session,
         coalesce(retrieval_counts.retrieval_count, 0) as retrieval_count,
         coalesce(retrieval_counts.retrieval_count, 0) > 0 as is_retrieval_turn,
         prompt_labels.prompt_id is not null as is_tier0_labelled,

@@ -1,7 +1,9 @@
 {#- Every retrieval with its prompt's scope: surface, user, synthetic and
     misroute flags, and the reported role (`unknown` where the log has none).
-    A retrieval whose prompt is not in the prompts table keeps surface
-    `unknown` and counts as non-synthetic unless its session is synthetic.
+    Synthetic when its prompt is (metrics.md v2: the unit is the prompt). A
+    retrieval whose prompt is not in the prompts table keeps surface
+    `unknown` and is synthetic only when its session has prompts, all of them
+    synthetic (macros/metrics/synthetic_scope.sql).
 
     Session-grained and incremental (strategy lara_replace_sessions): a run
     recomputes the retrievals of lara_sessions_this_run. -#}
@@ -36,11 +38,7 @@ prompts as (
 
 synthetic_sessions as (
 
-    select
-        session_guid,
-        max(case when is_synthetic then 1 else 0 end) = 1 as is_synthetic_session
-    from prompts
-    group by session_guid
+    {{ lara_synthetic_sessions('prompts') }}
 
 ),
 
@@ -64,7 +62,10 @@ joined as (
         cast(retrievals.retrieved_at as date) as retrieval_date,
         prompts.prompt_id is not null as has_known_prompt,
         prompts.prompt_kind,
-        coalesce(prompts.is_synthetic, synthetic_sessions.is_synthetic_session, false) as is_synthetic,
+        case
+            when prompts.prompt_id is not null then prompts.is_synthetic
+            else coalesce(synthetic_sessions.is_synthetic_session, false)
+        end as is_synthetic,
         coalesce(prompts.is_misrouted, false) as is_misrouted
     from retrievals
     left join prompts

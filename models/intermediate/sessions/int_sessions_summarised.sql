@@ -2,8 +2,13 @@
     included and flagged): its prompts per surface, its first event, its
     surface, its clicks, and its outcome events (user export / share /
     download) in the session and, through lineage, outside it.
-    - A session is synthetic when any of its prompts or actions hangs off
-      synthetic traffic (int_prompts_scoped / int_actions_scoped).
+    - Synthetic scope is per prompt (metrics.md v2): counts, first event
+      and surface are over the session's in-scope prompts and actions. A
+      session is synthetic (and out of every session metric) when it has
+      prompts and all of them are synthetic, or, without prompts, when it has
+      actions and all of them hang off synthetic traffic (by lineage:
+      int_actions_scoped, int_action_attributions.is_action_synthetic). A
+      session of real prompts that also holds a synthetic probe stays in.
     - session_surface: surface of the session's first assistant prompt, else
       of its first prompt; null for a session without prompts.
     - Outcomes outside the session: distinct user outcome events logged in
@@ -32,10 +37,31 @@ prompts as (
 
 ),
 
-actions as (
+logged_actions as (
 
     select * from {{ ref('int_actions_scoped') }}
     where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
+
+lineage_synthetic_actions as (
+
+    {{ lara_lineage_synthetic_actions(lara_in_sessions_this_run('action_session_guid')) }}
+
+),
+
+actions as (
+
+    select
+        logged_actions.session_guid,
+        logged_actions.acted_at,
+        logged_actions.actor,
+        logged_actions.action_type,
+        logged_actions.is_outcome_type,
+        logged_actions.is_synthetic or lineage_synthetic_actions.action_id is not null as is_synthetic
+    from logged_actions
+    left join lineage_synthetic_actions
+        on logged_actions.action_id = lineage_synthetic_actions.action_id
 
 ),
 
@@ -83,14 +109,14 @@ session_prompts as (
 
     select
         session_guid,
-        min(prompted_at) as first_prompted_at,
-        count(*) as prompt_count,
-        count(case when is_assistant_surface then 1 end) as assistant_prompt_count,
-        count(case when surface = 'chat' then 1 end) as chat_prompt_count,
-        count(case when surface = 'editor_assistant' then 1 end) as editor_assistant_prompt_count,
-        count(case when surface = 'template_search' then 1 end) as template_search_prompt_count,
-        count(case when is_retrieval_turn then 1 end) as retrieval_turn_count,
-        max(case when is_synthetic then 1 else 0 end) = 1 as has_synthetic_prompt
+        coalesce(min(case when not is_synthetic then prompted_at end), min(prompted_at)) as first_prompted_at,
+        count(case when not is_synthetic then 1 end) as prompt_count,
+        count(case when not is_synthetic and is_assistant_surface then 1 end) as assistant_prompt_count,
+        count(case when not is_synthetic and surface = 'chat' then 1 end) as chat_prompt_count,
+        count(case when not is_synthetic and surface = 'editor_assistant' then 1 end) as editor_assistant_prompt_count,
+        count(case when not is_synthetic and surface = 'template_search' then 1 end) as template_search_prompt_count,
+        count(case when not is_synthetic and is_retrieval_turn then 1 end) as retrieval_turn_count,
+        min(case when is_synthetic then 1 else 0 end) = 1 as is_synthetic_session
     from prompts
     group by session_guid
 
@@ -103,7 +129,11 @@ ranked_prompts as (
         surface,
         row_number() over (
             partition by session_guid
-            order by case when is_assistant_surface then 0 else 1 end, prompted_at, prompt_id
+            order by
+                case when is_synthetic then 1 else 0 end,
+                case when is_assistant_surface then 0 else 1 end,
+                prompted_at,
+                prompt_id
         ) as surface_rank
     from prompts
 
@@ -123,11 +153,13 @@ session_actions as (
 
     select
         session_guid,
-        min(acted_at) as first_acted_at,
-        count(case when actor = 'user' then 1 end) as user_action_count,
-        count(case when actor = 'user' and action_type = 'click' then 1 end) as user_click_count,
-        count(case when actor = 'user' and is_outcome_type then 1 end) as in_session_outcome_count,
-        max(case when is_synthetic then 1 else 0 end) = 1 as has_synthetic_action
+        coalesce(min(case when not is_synthetic then acted_at end), min(acted_at)) as first_acted_at,
+        count(case when not is_synthetic and actor = 'user' then 1 end) as user_action_count,
+        count(case when not is_synthetic and actor = 'user' and action_type = 'click' then 1 end) as user_click_count,
+        count(
+            case when not is_synthetic and actor = 'user' and is_outcome_type then 1 end
+        ) as in_session_outcome_count,
+        min(case when is_synthetic then 1 else 0 end) = 1 as are_all_actions_synthetic
     from actions
     group by session_guid
 
@@ -137,7 +169,7 @@ session_retrievals as (
 
     select
         session_guid,
-        count(*) as retrieval_count
+        count(case when not is_synthetic then 1 end) as retrieval_count
     from retrievals
     group by session_guid
 
@@ -184,8 +216,11 @@ joined as (
             outcomes_credited_elsewhere.in_session_outcome_credited_elsewhere_count, 0
         ) as in_session_outcome_credited_elsewhere_count,
         coalesce(outcomes_credited_to_session.outside_session_outcome_count, 0) as outside_session_outcome_count,
-        coalesce(session_prompts.has_synthetic_prompt, false)
-        or coalesce(session_actions.has_synthetic_action, false) as is_synthetic
+        coalesce(
+            session_prompts.is_synthetic_session,
+            session_actions.are_all_actions_synthetic,
+            false
+        ) as is_synthetic
     from session_guids
     left join session_prompts
         on session_guids.session_guid = session_prompts.session_guid

@@ -30,10 +30,28 @@ retrievals as (
 
 ),
 
-actions as (
+logged_actions as (
 
     select * from {{ ref('int_actions_scoped') }}
     where {{ lara_in_days_this_run('action_date') }}
+
+),
+
+lineage_synthetic_actions as (
+
+    {{ lara_lineage_synthetic_actions(lara_in_days_this_run('action_date')) }}
+
+),
+
+actions as (
+
+    select
+        logged_actions.action_date,
+        logged_actions.prompt_surface,
+        logged_actions.is_synthetic or lineage_synthetic_actions.action_id is not null as is_synthetic
+    from logged_actions
+    left join lineage_synthetic_actions
+        on logged_actions.action_id = lineage_synthetic_actions.action_id
 
 ),
 

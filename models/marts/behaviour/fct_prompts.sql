@@ -57,6 +57,23 @@ prompt_evidence as (
 
 ),
 
+{# Distinct outcome events credited to the prompt's retrievals (metrics.md
+   v2: one export credited to two of its retrievals is one event, two
+   credits). #}
+prompt_outcome_events as (
+
+    select
+        retrieval_prompt_id as prompt_id,
+        count(distinct action_id) as retrieval_driven_outcome_event_count
+    from {{ ref('int_action_attributions') }}
+    where
+        is_retrieval_driven_outcome
+        and not is_action_synthetic
+        and {{ lara_in_sessions_this_run('retrieval_session_guid') }}
+    group by retrieval_prompt_id
+
+),
+
 joined as (
 
     select
@@ -81,6 +98,9 @@ joined as (
         prompt_sequences.next_prompted_at,
         prompt_evidence.first_use_evidence_at,
         coalesce(prompt_evidence.retrieval_driven_outcome_count, 0) as retrieval_driven_outcome_count,
+        cast(
+            coalesce(prompt_outcome_events.retrieval_driven_outcome_event_count, 0) as bigint
+        ) as retrieval_driven_outcome_event_count,
         prompts.is_goal_labelled,
         prompts.goal_achieved
     from prompts
@@ -88,6 +108,8 @@ joined as (
         on prompts.prompt_id = prompt_sequences.prompt_id
     left join prompt_evidence
         on prompts.prompt_id = prompt_evidence.prompt_id
+    left join prompt_outcome_events
+        on prompts.prompt_id = prompt_outcome_events.prompt_id
 
 ),
 
@@ -130,6 +152,7 @@ classified as (
             else 'downstream_correction'
         end as rewrite_class,
         retrieval_driven_outcome_count,
+        retrieval_driven_outcome_event_count,
         retrieval_driven_outcome_count > 0 as is_successful_task,
         is_goal_labelled,
         goal_achieved

@@ -1,5 +1,6 @@
-{#- Agreement between temporal inference and lineage (metrics.md): over
-    actions resolved by direct or placement that have a consumed_asset_id,
+{#- Agreement between temporal inference and lineage (metrics.md v2): over
+    actions resolved by direct, or by placement with chain_root_method
+    direct (lineage-backed only), that have a consumed_asset_id,
     the share for which rule 4 alone gives the same retrieval. Per day x
     surface x role of the credited retrieval and per method, with every
     roll-up ('all'). Synthetic actions are excluded and counted.
@@ -33,9 +34,10 @@ attributions as (
         is_temporal_agreement,
         is_synthetic
     from {{ ref('int_action_attributions') }}
-    where
-        attribution_method in ('direct', 'placement')
-        and consumed_asset_id is not null
+    -- The agreement population (metrics.md v2): direct, or placement with
+    -- chain_root_method direct, with a consumed asset
+    -- (int_action_attributions.is_temporal_agreement is set exactly there).
+    where is_temporal_agreement is not null
 
 ),
 

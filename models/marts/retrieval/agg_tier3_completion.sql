@@ -3,6 +3,13 @@
     (not synthetic, not misrouted); goal rate over their labelled prompts.
     Exclusions are counted.
 
+    Outcome events vs credits (metrics.md v2, Tier 3 counts): one export
+    credited to three retrievals is one event and three credits. Credits
+    add up over retrievals and days; events are counted distinct on every
+    row (a period total counts an event credited on two days once), from
+    the credit rows (one per in-scope retrieval x retrieval-driven outcome
+    event), in a second roll-up (`outcome_credits`) joined on the row keys.
+
     Incremental by day (strategy lara_replace_days): a run recomputes the
     days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
     lara_rollup). -#}
@@ -32,6 +39,41 @@ scoped as (
 
 ),
 
+{# One row per credit: an in-scope retrieval x a retrieval-driven outcome
+   event credited to it (the rows retrieval_driven_outcome_count counts). #}
+credits as (
+
+    select
+        scoped.retrieval_date,
+        scoped.surface,
+        scoped.retrieval_role,
+        attributions.action_id,
+        attributions.is_cross_session
+    from scoped
+    inner join {{ ref('int_action_attributions') }} as attributions
+        on scoped.retrieval_id = attributions.retrieval_id
+    where
+        scoped.is_in_scope
+        and attributions.is_retrieval_driven_outcome
+        and not attributions.is_action_synthetic
+
+),
+
+{{ lara_rollup(
+    'outcome_credits',
+    rows='credits',
+    day='retrieval_date',
+    dimensions=dimensions,
+    measures=[
+        ['retrieval_driven_outcome_credit_count', 'count(*)'],
+        ['cross_session_outcome_credit_count', lara_count_if('is_cross_session')],
+    ],
+    period_measures=[
+        ['retrieval_driven_outcome_event_count', 'count(distinct action_id)'],
+        ['cross_session_outcome_event_count', 'count(distinct case when is_cross_session then action_id end)'],
+    ],
+) }}
+
 {{ lara_rollup(
     'aggregated',
     rows='scoped',
@@ -57,6 +99,25 @@ scoped as (
     ],
 ) }}
 
+with_outcome_events as (
+
+    select
+        aggregated.*,
+        coalesce(outcome_credits.retrieval_driven_outcome_event_count, 0) as retrieval_driven_outcome_event_count,
+        coalesce(outcome_credits.retrieval_driven_outcome_credit_count, 0) as retrieval_driven_outcome_credit_count,
+        coalesce(outcome_credits.cross_session_outcome_event_count, 0) as cross_session_outcome_event_count,
+        coalesce(outcome_credits.cross_session_outcome_credit_count, 0) as cross_session_outcome_credit_count
+    from aggregated
+    left join outcome_credits
+        on
+            aggregated.grouping_level = outcome_credits.grouping_level
+            and coalesce(aggregated.retrieval_date, cast('1900-01-01' as date))
+            = coalesce(outcome_credits.retrieval_date, cast('1900-01-01' as date))
+            and aggregated.surface = outcome_credits.surface
+            and aggregated.retrieval_role = outcome_credits.retrieval_role
+
+),
+
 final as (
 
     select
@@ -79,12 +140,16 @@ final as (
         {{ lara_rate_columns(
             'cross_session_outcome_share', 'cross_session_outcome_count', 'retrieval_driven_outcome_count'
         ) }},
+        retrieval_driven_outcome_event_count,
+        retrieval_driven_outcome_credit_count,
+        cross_session_outcome_event_count,
+        cross_session_outcome_credit_count,
         in_scope_prompt_count,
         goal_labelled_prompt_count,
         goal_achieved_prompt_count,
         {{ lara_rate_columns('goal_rate', 'goal_achieved_prompt_count', 'goal_labelled_prompt_count') }},
         {{ lara_run_started_at() }} as _lara_loaded_at
-    from aggregated
+    from with_outcome_events
 
 )
 

@@ -1,7 +1,10 @@
 {#- Product health (metrics.md Tier 3): user outcome events (export, share,
     download) by attribution status, per day x surface x outcome type of the
     event (there is no retrieval to report them under), with every roll-up
-    ('all'). Synthetic outcomes are excluded and counted.
+    ('all'). Synthetic outcomes are excluded and counted: those whose prompt
+    is synthetic and, without a known prompt, those whose session's prompts
+    are all synthetic or whose lineage (source id, placement chain) leads to
+    a synthetic retrieval (metrics.md v2 scope rules).
 
     Incremental by day (strategy lara_replace_days): a run recomputes the
     days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
@@ -27,7 +30,7 @@ actions as (
         session_guid,
         action_type,
         action_date,
-        prompt_surface,
+        reporting_surface,
         is_synthetic
     from {{ ref('int_actions_scoped') }}
     where actor = 'user' and is_outcome_type and {{ lara_in_days_this_run('action_date') }}
@@ -45,23 +48,9 @@ attributions as (
 
 ),
 
-prompts as (
+lineage_synthetic_actions as (
 
-    select
-        session_guid,
-        surface,
-        row_number() over (partition by session_guid order by prompted_at, prompt_id) as prompt_sequence
-    from {{ ref('int_prompts_scoped') }}
-
-),
-
-session_surfaces as (
-
-    select
-        session_guid,
-        surface
-    from prompts
-    where prompt_sequence = 1
+    {{ lara_lineage_synthetic_actions() }}
 
 ),
 
@@ -69,9 +58,9 @@ classified as (
 
     select
         actions.action_date,
-        coalesce(actions.prompt_surface, session_surfaces.surface, 'unknown') as surface,
+        actions.reporting_surface as surface,
         actions.action_type,
-        actions.is_synthetic,
+        actions.is_synthetic or lineage_synthetic_actions.action_id is not null as is_synthetic,
         case
             when {{ lara_is_lineage_method('attributions.attribution_method') }} then 'retrieval_driven'
             when attributions.attribution_method = 'temporal' then 'temporal_only'
@@ -80,8 +69,8 @@ classified as (
     from actions
     left join attributions
         on actions.action_id = attributions.action_id
-    left join session_surfaces
-        on actions.session_guid = session_surfaces.session_guid
+    left join lineage_synthetic_actions
+        on actions.action_id = lineage_synthetic_actions.action_id
 
 ),
 

@@ -76,6 +76,8 @@ joined as (
         attributions.document_id,
         attributions.is_outcome_type,
         attributions.is_lineage_method,
+        attributions.chain_root_method,
+        attributions.is_lineage_backed,
         attributions.is_retrieval_driven_outcome,
         attributions.temporal_retrieval_id,
         attributions.is_temporal_agreement,
