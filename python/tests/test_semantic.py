@@ -146,6 +146,7 @@ def test_semantic_manifest_has_no_duplicate_or_undocumented_metrics(mf_project):
         "misroute_rate",
         "missed_retrieval_rate",
         "multi_intent_rate",
+        "intent_coverage_rate",
         "empty_result_rate",
         "precision_at_1_mean",
         "ndcg_at_k_mean",
@@ -247,6 +248,7 @@ def test_tier0_and_rewrite_rates_per_surface_match_the_marts(mf_query, clean_sam
         "misroute_rate": "misroute_rate",
         "missed_retrieval_rate": "missed_retrieval_rate",
         "multi_intent_rate": "multi_intent_rate",
+        "intent_coverage_rate": "intent_coverage_rate",
         "retrieval_intent_rate": "retrieval_intent_rate",
     }
     rewrites = {

@@ -27,7 +27,10 @@ prompts as (
 
 retrievals as (
 
-    select prompt_id from {{ ref('stg_lara__retrievals') }}
+    select
+        prompt_id,
+        retrieval_role
+    from {{ ref('stg_lara__retrievals') }}
     {%- if is_incremental() %}
     where prompt_id in (select prompt_id from prompts)
     {%- endif %}
@@ -56,7 +59,11 @@ retrieval_counts as (
 
     select
         prompt_id,
-        count(*) as retrieval_count
+        count(*) as retrieval_count,
+        {#- Intent coverage (metrics.md v2, Tier 0): distinct logged roles,
+            plus one per retrieval whose role is null. #}
+        count(distinct retrieval_role)
+        + count(case when retrieval_role is null then 1 end) as retrieval_coverage_count
     from retrievals
     group by prompt_id
 
@@ -84,6 +91,7 @@ joined as (
         synthetic_sessions.is_synthetic_session,
         coalesce(retrieval_counts.retrieval_count, 0) as retrieval_count,
         coalesce(retrieval_counts.retrieval_count, 0) > 0 as is_retrieval_turn,
+        coalesce(retrieval_counts.retrieval_coverage_count, 0) as retrieval_coverage_count,
         prompt_labels.prompt_id is not null as is_tier0_labelled,
         prompt_labels.has_retrieval_intent,
         prompt_labels.retrieval_intent_count,

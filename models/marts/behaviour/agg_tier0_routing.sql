@@ -1,7 +1,7 @@
 {#- Tier 0 (planner routing) per day x reporting surface and over the whole
     period: the trigger rate on every prompt, and the misroute,
-    missed-retrieval, multi-intent and retrieval-intent rates on the
-    labelled sample.
+    missed-retrieval, multi-intent, intent-coverage (v2) and
+    retrieval-intent rates on the labelled sample.
 
     Incremental by day (strategy lara_replace_days): a run recomputes the
     days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
@@ -35,7 +35,8 @@ prompt_units as (
         has_retrieval_intent,
         is_misrouted,
         is_missed_retrieval,
-        is_multi_intent
+        is_multi_intent,
+        is_intent_covered
     from prompts
 
 ),
@@ -60,6 +61,8 @@ prompt_units as (
             {'stored_as': 'missed_retrieval_rate_numerator'}],
         ['multi_intent_count', 'count(case when is_multi_intent then 1 end)',
             {'stored_as': 'multi_intent_rate_numerator'}],
+        ['intent_covered_count', 'count(case when is_intent_covered then 1 end)',
+            {'stored_as': 'intent_coverage_rate_numerator'}],
     ],
 ) }}
 
@@ -76,6 +79,7 @@ rated as (
         {{ lara_rate_with_counts('misroute_rate', 'misrouted_prompt_count', 'labelled_retrieval_turn_count') }},
         {{ lara_rate_with_counts('missed_retrieval_rate', 'missed_retrieval_count', 'labelled_intent_count') }},
         {{ lara_rate_with_counts('multi_intent_rate', 'multi_intent_count', 'labelled_prompt_count') }},
+        {{ lara_rate_with_counts('intent_coverage_rate', 'intent_covered_count', 'multi_intent_count') }},
         {{ lara_rate_with_counts('retrieval_intent_rate', 'labelled_intent_count', 'labelled_prompt_count') }},
         {{ lara_rate_with_counts('missed_retrieval_prompt_share', 'missed_retrieval_count', 'labelled_prompt_count') }},
         {{ lara_run_started_at() }} as _lara_loaded_at

@@ -88,6 +88,7 @@ joined as (
         prompt_sequences.prompt_sequence,
         prompts.is_retrieval_turn,
         prompts.retrieval_count,
+        prompts.retrieval_coverage_count,
         prompts.is_tier0_labelled,
         prompts.has_retrieval_intent,
         prompts.retrieval_intent_count,
@@ -127,6 +128,7 @@ classified as (
         prompt_sequence,
         is_retrieval_turn,
         retrieval_count,
+        retrieval_coverage_count,
         is_tier0_labelled,
         has_retrieval_intent,
         retrieval_intent_count,
@@ -137,6 +139,12 @@ classified as (
         case
             when is_tier0_labelled then retrieval_intent_count >= 2
         end as is_multi_intent,
+        {#- Intent coverage (metrics.md v2, Tier 0): on labelled multi-intent
+            prompts, the retrievals cover at least the labelled intent count. #}
+        case
+            when is_tier0_labelled and retrieval_intent_count >= 2
+                then retrieval_coverage_count >= retrieval_intent_count
+        end as is_intent_covered,
         is_rewritten,
         rewrite_detection_method,
         next_prompt_id,
