@@ -187,6 +187,7 @@ TIER_METRICS = {
     "agg_tier2_usage": {
         "genuine_positive_rate": "genuine_positive_rate",
         "agent_consumption_rate": "agent_consumption_rate",
+        "agent_consumption_confirmed_rate": "agent_consumption_confirmed_rate",
         "used_rate": "used_rate",
         "observable_failure_rate": "observable_failure_rate",
         "one_minus_observable_failure_rate": "one_minus_observable_failure_rate",

@@ -7,7 +7,9 @@
     - int_retrieval_reject_failures: ORF (a), reject;
     - int_retrieval_research_failures: ORF (b), re-search;
     - int_retrieval_substitution_failures: ORF (c), substitution;
-    - int_retrieval_downstream_corrections: downstream correction.
+    - int_retrieval_downstream_corrections: downstream correction;
+    - int_retrieval_consumption_confirmations: agent consumption confirmed
+      by a later user action (v2).
 
     The flags that combine rules are computed here: "`has_observable_failure`
     (ORF): any of (a) ... (b) ... (c)" and "`is_unobserved` (UOR): none of
@@ -72,6 +74,13 @@ substitution_failures as (
 
 ),
 
+consumption_confirmations as (
+
+    select * from {{ ref('int_retrieval_consumption_confirmations') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
+
 downstream_corrections as (
 
     select * from {{ ref('int_retrieval_downstream_corrections') }}
@@ -87,6 +96,8 @@ final as (
         attributed_evidence.first_genuine_positive_at,
         attributed_evidence.has_agent_consumption,
         attributed_evidence.first_agent_consumption_at,
+        consumption_confirmations.has_confirmed_agent_consumption,
+        consumption_confirmations.first_confirmed_at as first_consumption_confirmed_at,
         attributed_evidence.first_use_evidence_at,
         reject_failures.has_reject_failure
         or research_failures.has_research_failure
@@ -122,6 +133,8 @@ final as (
         on retrievals.retrieval_id = substitution_failures.retrieval_id
     left join downstream_corrections
         on retrievals.retrieval_id = downstream_corrections.retrieval_id
+    left join consumption_confirmations
+        on retrievals.retrieval_id = consumption_confirmations.retrieval_id
 
 )
 

@@ -84,6 +84,7 @@ joined as (
         signals.has_genuine_positive,
         signals.first_genuine_positive_at,
         signals.has_agent_consumption,
+        signals.has_confirmed_agent_consumption,
         signals.first_agent_consumption_at,
         signals.first_use_evidence_at,
         signals.has_observable_failure,
