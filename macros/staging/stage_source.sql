@@ -11,7 +11,10 @@
     generator, the data-quality gate and the README use the same words):
         json_parse_error             the JSON line is not a JSON object
         invalid_partition            the dt= folder is not a date
-        missing_required             a required column is absent or null
+        missing_required             a required column is absent or null, or a
+                                     column required on this row (contract
+                                     `required_when`, e.g. a counterfactual
+                                     outcome of an `ok` replay) is absent or null
         empty_id                     an id is empty or whitespace
         invalid_timestamp            a timestamp does not parse
         invalid_type                 a boolean / integer / float does not parse
@@ -425,6 +428,17 @@ select * from loaded
     {%- for column in columns if column.get('required') -%}
         {%- do checks.append({'reason': 'missing_required', 'column': column.name,
             'condition': column.name ~ ' is null and not _invalid_' ~ column.name}) -%}
+    {%- endfor -%}
+    {#- Conditionally required (contract `required_when`: {other column: values}):
+        e.g. the counterfactual outcomes of an `ok` replay, whose CTU would
+        otherwise be null and silently leave the percentiles (metrics.md v2). -#}
+    {%- for column in columns if column.get('required_when') -%}
+        {%- set when = [] -%}
+        {%- for other, values in column['required_when'].items() -%}
+            {%- do when.append(other ~ ' in ' ~ lara_sql_in_list(values)) -%}
+        {%- endfor -%}
+        {%- do checks.append({'reason': 'missing_required', 'column': column.name,
+            'condition': column.name ~ ' is null and not _invalid_' ~ column.name ~ ' and ' ~ (when | join(' and '))}) -%}
     {%- endfor -%}
     {%- for column in columns if column.lara_type == 'id' -%}
         {%- do checks.append({'reason': 'empty_id', 'column': column.name,

@@ -53,3 +53,33 @@ def test_enums_and_ranges_are_declared():
     assert len(contract["retrievals"].column("retrieval_role").values) == 6
     grade = contract["relevance_labels"].column("grade")
     assert (grade.min, grade.max) == (0, 3)
+
+
+def test_counterfactual_outcomes_are_required_on_ok_replays():
+    """metrics.md v2: an `ok` replay without its counterfactual outcomes (a null
+    CTU) is quarantined, never dropped from the percentiles. The contract says
+    so once (`required_when`), the staging macro and the gate both read it."""
+    import duckdb
+
+    from lara.contract import render_macro
+    from lara.gate.reader import _required_when_sql
+
+    tables = load_contract()
+    table = tables["replay_documents"]
+    for name in ("answer_f1_counterfactual", "next_recall_counterfactual", "turns_counterfactual"):
+        column = table.column(name)
+        assert not column.required
+        assert column.required_when == (("counterfactual_status", ("ok",)),)
+    assert '"required_when": {"counterfactual_status": ["ok"]}' in render_macro(tables)
+    condition = _required_when_sql(table.column("answer_f1_counterfactual"))
+    with duckdb.connect() as con:
+        con.execute(
+            "create table replay_documents as select * from (values "
+            "(null, ' OK '), (null, 'ok'), (null, 'timeout'), (0.5, 'ok'), (null, null)"
+            ") v(answer_f1_counterfactual, counterfactual_status)"
+        )
+        flagged = con.execute(
+            "select count(*) from replay_documents "
+            f"where answer_f1_counterfactual is null and {condition}"
+        ).fetchone()[0]
+    assert flagged == 2

@@ -364,15 +364,19 @@ def test_outcome_events_and_credits_per_role_match_tier3(mf_query, clean_sample)
         "retrieval_driven_outcomes": "retrieval_driven_outcome_credit_count",
     }
     semantic = mf_query(list(mapping)[:1], ["action_attribution__retrieval_role"])
-    semantic = semantic.rename(columns={"action_attribution__retrieval_role": "retrieval__retrieval_role"})
+    semantic = semantic.rename(
+        columns={"action_attribution__retrieval_role": "retrieval__retrieval_role"}
+    )
     credits = mf_query(list(mapping)[1:], ["retrieval__retrieval_role"])
     semantic = semantic.merge(credits, on="retrieval__retrieval_role", how="outer").fillna(0)
     frame = _mart(
         clean_sample,
-        "select retrieval_role, retrieval_driven_outcome_event_count, retrieval_driven_outcome_credit_count "
+        "select retrieval_role, retrieval_driven_outcome_event_count, "
+        "retrieval_driven_outcome_credit_count "
         "from marts.agg_tier3_completion where grouping_level = 'role'",
     )
-    assert (frame["retrieval_driven_outcome_credit_count"] >= frame["retrieval_driven_outcome_event_count"]).all()
+    events = frame["retrieval_driven_outcome_event_count"]
+    assert (frame["retrieval_driven_outcome_credit_count"] >= events).all()
     _compare(semantic, frame, [("retrieval__retrieval_role", "retrieval_role")], mapping)
 
 

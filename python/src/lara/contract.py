@@ -23,7 +23,7 @@ import yaml
 from lara.paths import project_dir, sources_yaml
 
 MACRO_PATH = Path("macros") / "contract" / "log_contract.sql"
-COLUMN_KEYS = ("lara_type", "required", "values", "min", "max", "sensitive")
+COLUMN_KEYS = ("lara_type", "required", "required_when", "values", "min", "max", "sensitive")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,11 @@ class Column:
     min: float | None = None
     max: float | None = None
     sensitive: bool = False
+    # Required only on rows where another column holds one of some values,
+    # e.g. (("counterfactual_status", ("ok",)),): a replay that says `ok` must
+    # carry its counterfactual outcomes (metrics.md v2: a null CTU on an `ok`
+    # replay is quarantined, never dropped from the percentiles).
+    required_when: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,10 @@ def load_contract(path: Path | None = None) -> dict[str, Table]:
                     min=meta.get("min"),
                     max=meta.get("max"),
                     sensitive=bool(meta.get("sensitive", False)),
+                    required_when=tuple(
+                        (other, tuple(str(v) for v in values))
+                        for other, values in (meta.get("required_when") or {}).items()
+                    ),
                 )
             )
         meta = table.get("meta", {})
@@ -100,6 +109,10 @@ def render_macro(tables: dict[str, Table]) -> str:
             entry: dict[str, object] = {"name": column.name, "lara_type": column.lara_type}
             if column.required:
                 entry["required"] = True
+            if column.required_when:
+                entry["required_when"] = {
+                    other: list(values) for other, values in column.required_when
+                }
             if column.values:
                 entry["values"] = list(column.values)
             if column.min is not None:

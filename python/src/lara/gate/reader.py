@@ -263,6 +263,17 @@ def _typed(column: Column) -> str:
     raise ValueError(f"lara gate: unknown lara_type '{kind}' on column {column.name}")
 
 
+def _required_when_sql(column: Column) -> str:
+    """The rows on which a conditionally required column is required (contract
+    `required_when`, e.g. counterfactual outcomes when counterfactual_status is
+    ok), compared as staging does: enum values trimmed and lower-cased."""
+    terms = []
+    for other, values in column.required_when:
+        listed = ", ".join(lit(v) for v in values)
+        terms.append(f"coalesce(lower(trim(cast({ident(other)} as varchar))) in ({listed}), false)")
+    return " and ".join(terms)
+
+
 def _invalid_condition(column: Column) -> str | None:
     """SQL condition: the (non-null) text is not a value of the column's type."""
     c = ident(column.name)
@@ -555,6 +566,8 @@ class RawStore:
             c = ident(column.name)
             if column.required:
                 conditions.append(f"{c} is not null")
+            if column.required_when:
+                conditions.append(f"not ({c} is null and {_required_when_sql(column)})")
             if column.lara_type == "id":
                 conditions.append(f"coalesce(trim({c}), 'x') <> ''")
             invalid = _invalid_condition(column)
@@ -592,6 +605,10 @@ class RawStore:
             f"case when {ident(c.name)} is null then {lit(c.name)} end"
             for c in table.columns
             if c.required
+        ] + [
+            f"case when {ident(c.name)} is null and {_required_when_sql(c)} then {lit(c.name)} end"
+            for c in table.columns
+            if c.required_when
         ]
         missing = f"concat_ws(',', {', '.join(required)})" if required else "''"
         selects.append(f"case when {IS_PARSEABLE} then {missing} end as {MISSING_REQUIRED}")
