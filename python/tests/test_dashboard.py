@@ -234,6 +234,19 @@ def test_numbers_match_the_marts(unfiltered, clean_sample):
     )[0]
     _close(_number(browser, "agg_tier2_usage.genuine_positive_rate", ALL), gpr)
     _close(_number(browser, "agg_tier2_usage.observable_failure_rate", ALL), orf)
+    # metrics v2: agent consumption confirmed (over ACR retrievals), per role
+    for role, rate in clean_sample.query(
+        "select retrieval_role, agent_consumption_confirmed_rate from marts.agg_tier2_usage "
+        "where grouping_level = 'role' and agent_consumption_confirmed_rate is not null"
+    ):
+        _close(
+            _number(
+                browser,
+                "agg_tier2_usage.agent_consumption_confirmed_rate",
+                f"surface=all;retrieval_role={role}",
+            ),
+            rate,
+        )
 
     for role, rate in clean_sample.query(
         "select retrieval_role, completion_rate from marts.agg_tier3_completion "

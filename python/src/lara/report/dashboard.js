@@ -439,6 +439,7 @@
     if (name === "ndcg") return mean(row, "ndcg_at_k_sum", "ndcg_at_k_sum_of_squares", "labelled_retrieval_count");
     if (name === "gpr") return prop(row, "genuine_positive_retrieval_count", "in_scope_retrieval_count");
     if (name === "acr") return prop(row, "agent_consumption_retrieval_count", "in_scope_retrieval_count");
+    if (name === "acr_confirmed") return prop(row, "confirmed_agent_consumption_retrieval_count", "agent_consumption_retrieval_count");
     if (name === "orf") return prop(row, "observable_failure_retrieval_count", "in_scope_retrieval_count");
     if (name === "uor") return prop(row, "unobserved_retrieval_count", "in_scope_retrieval_count");
     if (name === "completion") return prop(row, "completed_retrieval_count", "in_scope_retrieval_count");
@@ -553,13 +554,13 @@
       const where = "surface=" + s;
       const cells = ["<td>" + esc(surfaceLabel(s)) + "</td>"];
       cells.push("<td>" + metric(rated(r, "trigger_rate"), "agg_tier0_routing.trigger_rate", where) + "</td>");
-      for (const name of ["misroute_rate", "missed_retrieval_rate", "multi_intent_rate"]) {
+      for (const name of ["misroute_rate", "missed_retrieval_rate", "multi_intent_rate", "intent_coverage_rate"]) {
         cells.push("<td>" + metric(rated(r, name), "agg_tier0_routing." + name, where, { needs: ["prompt_labels"] }) + "</td>");
       }
       cells.push("<td>" + esc(count(r.labelled_prompt_count)) + "</td>");
       rows.push("<tr" + (s === "all" ? ' class="total"' : "") + ">" + cells.join("") + "</tr>");
     }
-    return notSplit(["role"]) + table(["Surface", "Trigger rate", "Misroute rate", "Missed-retrieval rate", "Multi-intent rate", "Labelled prompts"], rows);
+    return notSplit(["role"]) + table(["Surface", "Trigger rate", "Misroute rate", "Missed-retrieval rate", "Multi-intent rate", "Intent coverage", "Labelled prompts"], rows);
   }
 
   function tierTables(rowsBy, labelOf, where) {
@@ -577,6 +578,7 @@
       t23.push("<tr" + css + ">" + label +
         "<td>" + metric(retrievalMetric("gpr", r), "agg_tier2_usage.genuine_positive_rate", w, { needs: ["actions"] }) + "</td>" +
         "<td>" + metric(retrievalMetric("acr", r), "agg_tier2_usage.agent_consumption_rate", w, { needs: ["actions"] }) + "</td>" +
+        "<td>" + metric(retrievalMetric("acr_confirmed", r), "agg_tier2_usage.agent_consumption_confirmed_rate", w, { needs: ["actions"] }) + "</td>" +
         "<td>" + metric(retrievalMetric("orf", r), "agg_tier2_usage.observable_failure_rate", w, { note: ORF_NOTE() }) + "</td>" +
         "<td>" + metric(retrievalMetric("uor", r), "agg_tier2_usage.unobserved_rate", w, { needs: ["actions"] }) + "</td>" +
         "<td>" + metric(retrievalMetric("completion", r), "agg_tier3_completion.completion_rate", w, { needs: ["outcomes"] }) + "</td>" +
@@ -587,7 +589,7 @@
       "<div><h4>Tier 1 · quality at trigger</h4>" +
       table(["", "In-scope", "Empty results", "Precision@1", "NDCG@" + K, "Labelled"], t1) + "</div>" +
       "<div><h4>Tiers 2-3 · use and completion</h4>" +
-      table(["", "GPR", "ACR", "ORF", "UOR", "Completion", "Goal rate"], t23) + "</div></div>"
+      table(["", "GPR", "ACR", "ACR confirmed", "ORF", "UOR", "Completion", "Goal rate"], t23) + "</div></div>"
     );
   }
 

@@ -142,6 +142,7 @@ _RETRIEVAL_CUBE = f"""
         t1.ndcg_at_k_sum_of_squares,
         t2.genuine_positive_retrieval_count,
         t2.agent_consumption_retrieval_count,
+        t2.confirmed_agent_consumption_retrieval_count,
         t2.observable_failure_retrieval_count,
         t2.unobserved_retrieval_count,
         t3.completed_retrieval_count,
@@ -179,7 +180,11 @@ _SURFACE_MARTS = {
         "agg_tier0_routing",
         "prompt_count, labelled_prompt_count, "
         + _rate_parts(
-            "trigger_rate", "misroute_rate", "missed_retrieval_rate", "multi_intent_rate"
+            "trigger_rate",
+            "misroute_rate",
+            "missed_retrieval_rate",
+            "multi_intent_rate",
+            "intent_coverage_rate",
         ),
     ),
     "ctr": ("agg_ctr", _rate_parts("naive_session_ctr", "retrieval_ctr")),
