@@ -13,6 +13,7 @@ would drop them.
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -69,7 +70,12 @@ def _deliver(raw: Path, landing: Path, files: list[Path]) -> int:
         target = landing / source.relative_to(raw)
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists():
-            target.symlink_to(source.resolve())
+            # A hard link (a copy across file systems), not a symlink: the raw
+            # listing skips symlinks (they could point outside the raw root).
+            try:
+                os.link(source, target)
+            except OSError:
+                shutil.copy2(source, target)
         if source.suffix == ".parquet":
             rows += pq.ParquetFile(source).metadata.num_rows
     return rows

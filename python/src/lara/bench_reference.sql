@@ -1,3 +1,6 @@
+-- Metric definitions: metrics.md v2 (synthetic scope per prompt, placement
+-- inheriting every resolved place with rule 3 on lineage-backed places only,
+-- agent consumption confirmed by a later user action).
 -- Hand-written reference for the benchmark (lara bench): every column of
 -- marts.fct_retrievals (scope, Tier 1 quality, Tier 2 flags, Tier 3 counts,
 -- goal label, Tier 1 x Tier 2 diagnosis), computed by one DuckDB script
@@ -371,12 +374,14 @@ sequenced as (
         prompt_kind,
         prompt_text,
         prompted_at,
-        is_synthetic or bool_or(is_synthetic) over (partition by session_guid) as is_synthetic,
+        is_synthetic,
         lag(prompt_text) over session_order as previous_text,
         lag(prompted_at) over session_order as previous_at,
         lag(prompt_id) over session_order as previous_id
     from ref_prompts
-    window session_order as (partition by session_guid order by prompted_at, prompt_id)
+    -- metrics.md v2: synthetic scope is per prompt; in-scope prompts are
+    -- sequenced among themselves
+    window session_order as (partition by session_guid, is_synthetic order by prompted_at, prompt_id)
 ),
 compared as (
     select
@@ -412,8 +417,9 @@ from tokenized as s
 left join ref_prompt_labels as pl on s.prompt_id = pl.prompt_id
 left join ref_goal_labels as gl on s.prompt_id = gl.prompt_id;
 
+-- A session is synthetic by itself when every prompt of it is (v2).
 create or replace temp table ref_sessions as
-select session_guid, bool_or(is_synthetic) as is_synthetic
+select session_guid, bool_and(is_synthetic) as is_synthetic
 from ref_prompt_scope
 group by session_guid;
 
@@ -519,7 +525,8 @@ select
     end as assets,
     coalesce(p.surface, 'unknown') as surface,
     coalesce(p.surface in ('chat', 'editor_assistant'), false) as is_assistant_surface,
-    coalesce(p.is_synthetic, s.is_synthetic, false) as is_synthetic,
+    case when p.prompt_id is not null then p.is_synthetic else coalesce(s.is_synthetic, false) end
+        as is_synthetic,
     coalesce(p.has_no_retrieval_intent, false) as is_misrouted,
     coalesce(p.is_rewrite, false) as is_rewrite_prompt,
     p.is_goal_labelled,
@@ -583,29 +590,58 @@ direct as (
     select
         a.*,
         a.action_type in ('export', 'share', 'download') as is_outcome_type,
-        coalesce(p.is_synthetic, false) or coalesce(s.is_synthetic, false) as is_synthetic,
+        p.prompt_id is not null as has_known_prompt,
+        -- v2 scope: the prompt's flag; without a known prompt, the session's
+        -- (all prompts synthetic) or the source retrieval's
+        case
+            when p.prompt_id is not null then p.is_synthetic
+            else coalesce(s.is_synthetic, false) or coalesce(r.is_synthetic, false)
+        end as is_synthetic,
         r.retrieval_id as direct_retrieval_id
     from ref_actions as a
     left join ref_prompt_scope as p on a.prompt_id = p.prompt_id
     left join ref_sessions as s on a.session_guid = s.session_guid
     left join ref_retrieval_scope as r on a.source_retrieval_id = r.retrieval_id
 ),
+-- Rule 4 for every action with an asset (places included: v2 placement
+-- inherits a place that rule 4 resolved).
+temporal as (
+    select
+        a.action_id,
+        arg_max(r.retrieval_id, (r.retrieved_at, r.retrieval_id)) as temporal_retrieval_id
+    from direct as a
+    inner join ref_retrieval_scope as r
+        on
+            a.session_guid = r.session_guid
+            and r.retrieved_at <= a.acted_at
+            and list_contains(r.assets, a.consumed_asset_id)
+    where a.consumed_asset_id is not null
+    group by a.action_id
+),
 placements as (
     select
-        action_id,
-        last_value(case when action_type = 'place' then direct_retrieval_id end ignore nulls) over (
-            partition by document_id, consumed_asset_id
-            order by acted_at, case when action_type = 'place' then 0 else 1 end, action_id
-            rows between unbounded preceding and 1 preceding
-        ) as placement_retrieval_id
-    from direct
-    where document_id is not null and consumed_asset_id is not null
+        d.action_id,
+        last_value(case when d.action_type = 'place' then d.direct_retrieval_id end ignore nulls) over w
+            as inherited_direct_id,
+        first_value(case when d.action_type = 'place' then t.temporal_retrieval_id end ignore nulls) over w
+            as inherited_temporal_id
+    from direct as d
+    left join temporal as t on d.action_id = t.action_id
+    where d.document_id is not null and d.consumed_asset_id is not null
+    window w as (
+        partition by d.document_id, d.consumed_asset_id
+        order by d.acted_at, case when d.action_type = 'place' then 0 else 1 end, d.action_id
+        rows between unbounded preceding and 1 preceding
+    )
 )
 select
     d.*,
-    p.placement_retrieval_id,
-    coalesce(d.direct_retrieval_id, p.placement_retrieval_id) as lineage_retrieval_id
+    t.temporal_retrieval_id,
+    coalesce(p.inherited_direct_id, p.inherited_temporal_id) as placement_retrieval_id,
+    p.inherited_direct_id is not null as is_direct_rooted,
+    coalesce(d.direct_retrieval_id, p.inherited_direct_id, p.inherited_temporal_id) as lineage_retrieval_id
 from direct as d
+left join temporal as t on d.action_id = t.action_id
 left join placements as p on d.action_id = p.action_id;
 
 -- (action, credited retrieval) pairs by the first rule that resolves the
@@ -615,11 +651,20 @@ left join placements as p on d.action_id = p.action_id;
 -- before the action that returned the asset).
 create or replace temp table ref_credits as
 with
+-- rule 3 credits lineage-backed places only (a source id, or a placement
+-- chain rooted in one)
 document_placements as (
-    select document_id, lineage_retrieval_id as retrieval_id, min(acted_at) as first_placed_at
+    select
+        document_id,
+        coalesce(direct_retrieval_id, case when is_direct_rooted then placement_retrieval_id end)
+            as retrieval_id,
+        min(acted_at) as first_placed_at
     from ref_action_sources
-    where action_type = 'place' and document_id is not null and lineage_retrieval_id is not null
-    group by document_id, lineage_retrieval_id
+    where
+        action_type = 'place' and document_id is not null
+        and coalesce(direct_retrieval_id, case when is_direct_rooted then placement_retrieval_id end)
+        is not null
+    group by all
 ),
 document_credits as (
     select a.action_id, dp.retrieval_id
@@ -628,19 +673,6 @@ document_credits as (
         on a.document_id = dp.document_id and dp.first_placed_at <= a.acted_at
     where a.is_outcome_type and a.consumed_asset_id is null and a.lineage_retrieval_id is null
 ),
-temporal as (
-    select
-        a.action_id,
-        arg_max(r.retrieval_id, (r.retrieved_at, r.retrieval_id)) as temporal_retrieval_id
-    from ref_action_sources as a
-    inner join ref_retrieval_scope as r
-        on
-            a.session_guid = r.session_guid
-            and r.retrieved_at <= a.acted_at
-            and list_contains(r.assets, a.consumed_asset_id)
-    where a.consumed_asset_id is not null and a.lineage_retrieval_id is null
-    group by a.action_id
-),
 document_credited as (
     select distinct action_id
     from document_credits
@@ -648,16 +680,15 @@ document_credited as (
 resolved as (
     select
         a.action_id,
-        coalesce(a.lineage_retrieval_id, t.temporal_retrieval_id) as single_retrieval_id,
+        coalesce(a.lineage_retrieval_id, a.temporal_retrieval_id) as single_retrieval_id,
         case
             when a.direct_retrieval_id is not null then 'direct'
             when a.placement_retrieval_id is not null then 'placement'
             when dc.action_id is not null then 'document'
-            when t.temporal_retrieval_id is not null then 'temporal'
+            when a.temporal_retrieval_id is not null then 'temporal'
         end as attribution_method
     from ref_action_sources as a
     left join document_credited as dc on a.action_id = dc.action_id
-    left join temporal as t on a.action_id = t.action_id
 )
 select
     action_id,
@@ -766,6 +797,7 @@ research_pairs as (
     inner join ref_retrieval_scope as l
         on
             e.session_guid = l.session_guid
+            and not l.is_synthetic
             and e.retrieved_at < l.retrieved_at
             and epoch(l.retrieved_at) - epoch(e.retrieved_at) <= {research_window_s}
     where e.first_use_evidence_at is null or e.first_use_evidence_at >= l.retrieved_at
@@ -792,6 +824,7 @@ rewrites_after_evidence as (
     from evidence as e
     inner join ref_prompt_scope as p
         on e.session_guid = p.session_guid and e.first_use_evidence_at < p.prompted_at
+    where not p.is_synthetic
     group by e.retrieval_id
     having arg_min(p.is_rewrite, (p.prompted_at, p.prompt_id))
 )
@@ -806,6 +839,54 @@ left join prompt_rejects as pr on e.retrieval_id = pr.retrieval_id
 left join researches as rs on e.retrieval_id = rs.retrieval_id
 left join substitutions as su on e.retrieval_id = su.retrieval_id
 left join rewrites_after_evidence as rw on e.retrieval_id = rw.retrieval_id;
+
+-- Agent consumption confirmed (metrics.md v2): after the first agent
+-- consumption of an asset (the ACR evidence), a user action of a GPR type on
+-- that asset in the retrieval's session or credited to it by lineage, or a
+-- document-level outcome credited to it by rule 3.
+create or replace temp table ref_confirmations as
+with
+consumptions as (
+    select c.retrieval_id, r.session_guid, a.consumed_asset_id, min(a.acted_at) as first_consumed_at
+    from ref_credits as c
+    inner join ref_action_sources as a on c.action_id = a.action_id
+    inner join ref_retrieval_scope as r on c.retrieval_id = r.retrieval_id
+    where
+        not a.is_synthetic
+        and a.actor = 'agent' and a.action_type <> 'reject_result'
+        and a.prompt_id = r.prompt_id
+        and list_contains(r.assets, a.consumed_asset_id)
+    group by all
+),
+confirming as (
+    select k.retrieval_id
+    from consumptions as k
+    inner join ref_action_sources as u
+        on
+            u.session_guid = k.session_guid
+            and u.consumed_asset_id = k.consumed_asset_id
+            and u.acted_at > k.first_consumed_at
+    where
+        not u.is_synthetic and u.actor = 'user'
+        and u.action_type in ('select', 'place', 'edit', 'follow_up', 'export', 'share', 'download')
+    union all
+    select k.retrieval_id
+    from consumptions as k
+    inner join ref_credits as c on k.retrieval_id = c.retrieval_id
+    inner join ref_action_sources as u on c.action_id = u.action_id
+    where
+        not u.is_synthetic and u.actor = 'user' and u.acted_at > k.first_consumed_at
+        and (
+            c.attribution_method = 'document'
+            or (
+                c.is_lineage_method
+                and u.consumed_asset_id = k.consumed_asset_id
+                and u.action_type in ('select', 'place', 'edit', 'follow_up', 'export', 'share', 'download')
+            )
+        )
+)
+select distinct retrieval_id
+from confirming;
 
 -- ---------------------------------------------------------------- the mart
 
@@ -851,6 +932,7 @@ select
     s.first_genuine_positive_at is not null as has_genuine_positive,
     s.first_genuine_positive_at,
     s.first_agent_consumption_at is not null as has_agent_consumption,
+    conf.retrieval_id is not null as has_confirmed_agent_consumption,
     s.first_agent_consumption_at,
     s.first_use_evidence_at,
     s.has_reject_failure or s.has_research_failure or s.has_substitution_failure as has_observable_failure,
@@ -877,4 +959,5 @@ select
 from ref_retrieval_scope as r
 inner join ref_signals as s on r.retrieval_id = s.retrieval_id
 left join ref_relevance as rel on r.retrieval_id = rel.retrieval_id
+left join ref_confirmations as conf on r.retrieval_id = conf.retrieval_id
 where not r.is_synthetic;
