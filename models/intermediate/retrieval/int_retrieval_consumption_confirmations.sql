@@ -119,7 +119,7 @@ confirmations as (
         on
             agent_consumptions.session_guid = session_user_actions.session_guid
             and agent_consumptions.consumed_asset_id = session_user_actions.consumed_asset_id
-            and session_user_actions.acted_at > agent_consumptions.first_consumed_at
+            and agent_consumptions.first_consumed_at < session_user_actions.acted_at
 
     union all
 
@@ -132,7 +132,7 @@ confirmations as (
         on
             agent_consumptions.retrieval_id = attributions.retrieval_id
             and agent_consumptions.consumed_asset_id = attributions.consumed_asset_id
-            and attributions.acted_at > agent_consumptions.first_consumed_at
+            and agent_consumptions.first_consumed_at < attributions.acted_at
     where
         attributions.actor = 'user'
         and attributions.action_type in {{ gpr_types }}
@@ -148,7 +148,7 @@ confirmations as (
     inner join attributions
         on
             agent_consumptions.retrieval_id = attributions.retrieval_id
-            and attributions.acted_at > agent_consumptions.first_consumed_at
+            and agent_consumptions.first_consumed_at < attributions.acted_at
     where
         attributions.actor = 'user'
         and attributions.attribution_method = 'document'
