@@ -138,5 +138,17 @@
                 {"name": "stratum_sample_size", "lara_type": "integer", "min": 1},
             ],
         },
+        "prompt_label_sample_design": {
+            "required_table": false,
+            "key": ["prompt_id", "sampled_at"],
+            "columns": [
+                {"name": "prompt_id", "lara_type": "id", "required": true},
+                {"name": "stratum", "lara_type": "string", "required": true},
+                {"name": "inclusion_probability", "lara_type": "float", "required": true, "min": 0, "max": 1},
+                {"name": "sampled_at", "lara_type": "timestamp", "required": true},
+                {"name": "stratum_population_size", "lara_type": "integer", "min": 1},
+                {"name": "stratum_sample_size", "lara_type": "integer", "min": 1},
+            ],
+        },
     }) }}
 {% endmacro %}

@@ -62,7 +62,7 @@
         whether a newly loaded row changes other sessions' rows through lineage
         (prompts, actions, retrievals; prompt labels decide a retrieval's
         misroute flag, which attributions in other sessions carry) or only its
-        own session's rows (the other labels, stage spans). -#}
+        own session's rows (the other labels, the Tier 0 sample design, stage spans). -#}
     {{ return({
         'prompts': {'reach': 'session', 'lineage': true},
         'actions': {'reach': 'session', 'lineage': true},
@@ -71,6 +71,7 @@
         'goal_labels': {'reach': 'prompt', 'lineage': false},
         'relevance_labels': {'reach': 'label', 'lineage': false},
         'stage_spans': {'reach': 'prompt', 'lineage': false},
+        'prompt_label_sample_design': {'reach': 'prompt', 'lineage': false},
     }) }}
 {% endmacro %}
 

@@ -17,6 +17,7 @@ CONTRACT_TABLES = [
     "replay_queries",
     "document_entities",
     "label_sample_design",
+    "prompt_label_sample_design",
 ]
 
 

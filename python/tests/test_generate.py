@@ -382,7 +382,10 @@ def test_parquet_files_follow_the_log_contract(runs: dict) -> None:
         "string_list": "list<item: string>",
     }
     contract = load_contract()
-    assert set(contract) - set(TABLES) == {"label_sample_design"}  # not simulated
+    assert set(contract) - set(TABLES) == {
+        "label_sample_design",
+        "prompt_label_sample_design",
+    }  # not simulated
     root, _ = runs["parquet"]
     for t in TABLES:
         columns = contract[t].columns

@@ -592,7 +592,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=bench_main)
 
     from lara.ingest import add_ingest_arguments
-    from lara.labels import add_label_import_arguments, add_label_sample_arguments
+    from lara.prompt_labels import add_label_import_arguments, add_label_sample_arguments
 
     ingest = _command(
         sub,
@@ -608,7 +608,8 @@ def build_parser() -> argparse.ArgumentParser:
         _command(
             sub,
             "label-sample",
-            "Draw a stratified sample of retrievals to judge (relevance labelling files).",
+            "Draw a stratified sample to judge: retrievals (relevance grades, Tier 1) or, "
+            "with --unit prompts, prompts (retrieval intent, Tier 0).",
             (("LARA_DUCKDB_PATH", "the warehouse when --warehouse is not given"), *_PROJECT_ENV),
             (("0", "sample written"), ("2", "invalid options, no warehouse, or a usage error")),
         )
@@ -617,7 +618,8 @@ def build_parser() -> argparse.ArgumentParser:
         _command(
             sub,
             "label-import",
-            "Validate returned judgements and append them as relevance_labels under the raw root.",
+            "Validate returned judgements and append them under the raw root: relevance_labels, "
+            "or prompt_labels with --unit prompts (and the sample design).",
             (),
             (
                 ("0", "imported"),

@@ -13,6 +13,12 @@
   Horvitz-Thompson) estimate of a mean over the sampled population, with a
   linearisation variance and a normal interval. Tier 1 numbers computed on a
   labelled sample are unbiased for the population only when weighted so.
+
+The unit-neutral pieces (`draw_design`, `write_sample_files`, `import_labels`
+and the validation helpers, the shared command-line options) also serve the
+Tier 0 prompt unit, `lara.prompt_labels`, which owns the `--unit` dispatch of
+`lara label-sample` / `lara label-import` (it imports this module, never the
+reverse).
 """
 
 from __future__ import annotations
@@ -20,11 +26,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import fnmatch
+import functools
 import json
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import NormalDist
@@ -71,6 +78,16 @@ JUDGING_COLUMNS = [
     "judged_at",
 ]
 DEFAULT_RETRIEVAL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/#@+=-]{0,255}$"
+DEFAULT_K = 10
+JUDGES = ("human", "llm")
+#: The design columns of sample_design.csv, after the unit's id column.
+SAMPLE_DESIGN_COLUMNS = [
+    "stratum",
+    "stratum_population_size",
+    "stratum_sample_size",
+    "inclusion_probability",
+    "sampled_at",
+]
 
 
 def design_spec() -> Table:
@@ -80,7 +97,7 @@ def design_spec() -> Table:
 # --- sampling -----------------------------------------------------------------------------
 
 
-def _relation_exists(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
+def relation_exists(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
     found = con.execute(
         "select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
         [schema, name],
@@ -90,7 +107,7 @@ def _relation_exists(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> 
 
 def _frame_sql(con: duckdb.DuckDBPyConnection, scope: str) -> str:
     """The sampling frame: in-scope retrievals with role, surface and ISO week."""
-    if _relation_exists(con, "intermediate", "int_retrievals_scoped"):
+    if relation_exists(con, "intermediate", "int_retrievals_scoped"):
         where = {
             "tier": "where is_in_tier_scope",
             "non_synthetic": "where not is_synthetic",
@@ -101,7 +118,7 @@ def _frame_sql(con: duckdb.DuckDBPyConnection, scope: str) -> str:
                 retrieved_at, strftime(retrieved_at, '%G-W%V') as iso_week
             from intermediate.int_retrievals_scoped {where}
         """
-    if not _relation_exists(con, "staging", "stg_lara__retrievals"):
+    if not relation_exists(con, "staging", "stg_lara__retrievals"):
         raise FileNotFoundError(
             "lara label-sample: the warehouse has no staging.stg_lara__retrievals "
             "(run `dbt build` first)"
@@ -172,15 +189,138 @@ def _sizes_from_patterns(
 
 
 def draw_stratified(
-    frame: pd.DataFrame, sizes: pd.Series, seed: int, stratum_column: str = "stratum"
+    frame: pd.DataFrame,
+    sizes: pd.Series,
+    seed: int,
+    stratum_column: str = "stratum",
+    id_column: str = "retrieval_id",
 ) -> pd.DataFrame:
-    """Simple random samples without replacement of `sizes[h]` units per stratum h."""
-    ordered = frame.sort_values("retrieval_id", kind="stable").reset_index(drop=True)
+    """Simple random samples without replacement of `sizes[h]` units per stratum h.
+
+    The frame is put in `id_column` order first, so the same units and seed give
+    the same sample whatever order the warehouse returned them in.
+    """
+    ordered = frame.sort_values(id_column, kind="stable").reset_index(drop=True)
     keys = np.random.default_rng(seed).random(len(ordered))
     ordered = ordered.assign(_key=keys).sort_values([stratum_column, "_key"], kind="stable")
     rank = ordered.groupby(stratum_column, sort=False).cumcount()
     wanted = ordered[stratum_column].map(sizes).fillna(0)
     return ordered[rank < wanted].drop(columns="_key").reset_index(drop=True)
+
+
+def check_sample_options(
+    total: int | None, sizes: Mapping[str, int] | None, strata: Sequence[str], dimensions: Sequence
+) -> None:
+    """The size and strata options every unit shares (ValueError on a bad one)."""
+    if sizes is None and total is None:
+        raise ValueError("lara label-sample: give a total or per-stratum sizes")
+    unknown = [s for s in strata if s not in dimensions]
+    if unknown or not strata:
+        raise ValueError(f"lara label-sample: strata must be among {tuple(dimensions)}")
+
+
+@dataclass(frozen=True)
+class StratifiedDesign:
+    """A drawn stratified sample: the units and N_h / n_h per stratum."""
+
+    frame_size: int  # units in the frame
+    population: pd.Series  # N_h by stratum name
+    sizes: pd.Series  # n_h by stratum name
+    #: The sampled units (in stratum, then random order) with `stratum`,
+    #: `stratum_population_size`, `stratum_sample_size`, `inclusion_probability`.
+    sample: pd.DataFrame
+
+    def strata_sizes(self) -> dict[str, dict[str, int]]:
+        """`_sample.json`'s strata_sizes: N_h and n_h per stratum."""
+        table = pd.DataFrame(
+            {
+                "population_size": self.population,
+                "sample_size": self.sizes.reindex(self.population.index),
+            }
+        )
+        return {
+            stratum: {
+                "population_size": int(row.population_size),
+                "sample_size": int(row.sample_size),
+            }
+            for stratum, row in table.iterrows()
+        }
+
+
+def draw_design(
+    frame: pd.DataFrame,
+    strata: Sequence[str],
+    *,
+    id_column: str,
+    seed: int,
+    total: int | None = None,
+    allocation: str = "proportional",
+    sizes: Mapping[str, int] | None = None,
+    default_size: int = 0,
+    min_per_stratum: int = 1,
+) -> StratifiedDesign:
+    """Stratify `frame` (one row per unit) by the `strata` columns and draw the sample.
+
+    Stratum names are the dimension values joined by `|`. Sizes: `sizes`
+    (fnmatch pattern -> n, first match wins, others `default_size`), else
+    `total` allocated by `allocation` with `min_per_stratum`. Inclusion
+    probability of a sampled unit: n_h / N_h. An empty frame is a ValueError.
+    """
+    if frame.empty:
+        raise ValueError("lara label-sample: the sampling frame is empty (nothing in scope)")
+    parts = [frame[name].astype(str) for name in strata]
+    frame = frame.assign(
+        stratum=parts[0].str.cat(parts[1:], sep="|") if len(parts) > 1 else parts[0]
+    )
+    population = frame.groupby("stratum").size()
+    if sizes is not None:
+        wanted = _sizes_from_patterns(population, sizes, default_size)
+    else:
+        wanted = allocate(population, int(total or 0), allocation, min_per_stratum)
+    sample = draw_stratified(frame, wanted, seed, id_column=id_column)
+    sample["stratum_population_size"] = sample["stratum"].map(population).astype("int64")
+    sample["stratum_sample_size"] = sample["stratum"].map(wanted).astype("int64")
+    sample["inclusion_probability"] = (
+        sample["stratum_sample_size"] / sample["stratum_population_size"]
+    )
+    return StratifiedDesign(len(frame), population, wanted, sample)
+
+
+def sampled_details(
+    con: duckdb.DuckDBPyConnection,
+    frame_sql: str,
+    sample: pd.DataFrame,
+    id_column: str,
+    columns: Sequence[str],
+) -> pd.DataFrame:
+    """`sample` with `columns` of its units read from the frame query (the frame
+    itself is read with ids and strata only: texts are fetched for the sample)."""
+    con.register("sampled_ids", sample[[id_column]])
+    selected = ", ".join(f"frame.{column}" for column in (id_column, *columns))
+    details = con.execute(
+        f"select {selected} from ({frame_sql}) as frame "
+        f"inner join sampled_ids on frame.{id_column} = sampled_ids.{id_column}"
+    ).df()
+    return sample.merge(details, on=id_column, how="left")
+
+
+def design_rows(sample: pd.DataFrame, id_column: str) -> pd.DataFrame:
+    """sample_design.csv: the unit's id and its design columns, `sampled_at` as ISO text."""
+    return sample[[id_column, *SAMPLE_DESIGN_COLUMNS]].assign(
+        sampled_at=lambda d: d["sampled_at"].map(iso_utc)
+    )
+
+
+def write_sample_files(
+    out: Path, judging: pd.DataFrame, design: pd.DataFrame, summary: Mapping[str, Any]
+) -> None:
+    """judging.csv, judging.jsonl (the same rows), sample_design.csv and _sample.json."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    judging.to_csv(out / "judging.csv", index=False)
+    judging.to_json(out / "judging.jsonl", orient="records", lines=True, force_ascii=False)
+    design.to_csv(out / "sample_design.csv", index=False)
+    (out / "_sample.json").write_text(json.dumps(summary, indent=2))
 
 
 def top_k_assets(returned: pd.Series, k: int) -> pd.Series:
@@ -197,7 +337,7 @@ def label_sample(
     sizes: Mapping[str, int] | None = None,
     default_size: int = 0,
     min_per_stratum: int = 1,
-    k: int = 10,
+    k: int = DEFAULT_K,
     seed: int = 7,
     scope: str = "tier",
     include_empty: bool = False,
@@ -217,11 +357,7 @@ def label_sample(
     `grade` / `judge` / `judged_at` left blank for the judge), `sample_design.csv`
     (one row per sampled retrieval) and `_sample.json` (parameters and strata).
     """
-    if sizes is None and total is None:
-        raise ValueError("lara label-sample: give a total or per-stratum sizes")
-    unknown = [s for s in strata if s not in STRATUM_DIMENSIONS]
-    if unknown or not strata:
-        raise ValueError(f"lara label-sample: strata must be among {STRATUM_DIMENSIONS}")
+    check_sample_options(total, sizes, strata, STRATUM_DIMENSIONS)
     if scope not in ("tier", "non_synthetic", "all"):
         raise ValueError(f"lara label-sample: scope {scope!r} is not tier|non_synthetic|all")
     sampled_at = (sampled_at or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
@@ -231,26 +367,20 @@ def label_sample(
         frame = con.execute(
             f"select retrieval_id, {', '.join(STRATUM_DIMENSIONS)} from ({frame_sql}) {length}"
         ).df()
-        parts = [frame[name].astype(str) for name in strata]
-        frame["stratum"] = parts[0].str.cat(parts[1:], sep="|") if len(parts) > 1 else parts[0]
-        population = frame.groupby("stratum").size()
-        if sizes is not None:
-            wanted = _sizes_from_patterns(population, sizes, default_size)
-        else:
-            wanted = allocate(population, int(total), allocation, min_per_stratum)
-        sample = draw_stratified(frame, wanted, seed)
-        sample["stratum_population_size"] = sample["stratum"].map(population).astype("int64")
-        sample["stratum_sample_size"] = sample["stratum"].map(wanted).astype("int64")
-        sample["inclusion_probability"] = (
-            sample["stratum_sample_size"] / sample["stratum_population_size"]
+        design = draw_design(
+            frame,
+            strata,
+            id_column="retrieval_id",
+            seed=seed,
+            total=total,
+            allocation=allocation,
+            sizes=sizes,
+            default_size=default_size,
+            min_per_stratum=min_per_stratum,
         )
-        con.register("sampled_ids", sample[["retrieval_id"]])
-        details = con.execute(
-            f"select frame.retrieval_id, frame.query_text, frame.returned_asset_ids "
-            f"from ({frame_sql}) as frame "
-            f"inner join sampled_ids on frame.retrieval_id = sampled_ids.retrieval_id"
-        ).df()
-    sample = sample.merge(details, on="retrieval_id", how="left")
+        sample = sampled_details(
+            con, frame_sql, design.sample, "retrieval_id", ["query_text", "returned_asset_ids"]
+        )
     sample["sampled_at"] = pd.Timestamp(sampled_at)
     sample["asset_id"] = top_k_assets(sample["returned_asset_ids"], k)
     judging = sample.explode("asset_id")
@@ -260,29 +390,10 @@ def label_sample(
     for column in ("grade", "judge", "judged_at"):
         judging[column] = None
     judging = judging[JUDGING_COLUMNS].reset_index(drop=True)
-    judging["sampled_at"] = judging["sampled_at"].map(_iso)
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    judging.to_csv(out / "judging.csv", index=False)
-    judging.to_json(out / "judging.jsonl", orient="records", lines=True, force_ascii=False)
-    design = sample[
-        [
-            "retrieval_id",
-            "stratum",
-            "stratum_population_size",
-            "stratum_sample_size",
-            "inclusion_probability",
-            "sampled_at",
-        ]
-    ].assign(sampled_at=lambda d: d["sampled_at"].map(_iso))
-    design.to_csv(out / "sample_design.csv", index=False)
-    strata_table = pd.DataFrame(
-        {"population_size": population, "sample_size": wanted.reindex(population.index)}
-    )
+    judging["sampled_at"] = judging["sampled_at"].map(iso_utc)
     summary = {
         "warehouse": str(warehouse),
-        "sampled_at": _iso(sampled_at),
+        "sampled_at": iso_utc(sampled_at),
         "seed": seed,
         "k": k,
         "scope": scope,
@@ -291,23 +402,18 @@ def label_sample(
         "total_requested": total,
         "min_per_stratum": min_per_stratum,
         "include_empty": include_empty,
-        "retrievals_in_frame": len(frame),
-        "strata": len(population),
+        "retrievals_in_frame": design.frame_size,
+        "strata": len(design.population),
         "retrievals_sampled": len(sample),
         "judging_rows": len(judging),
-        "strata_sizes": {
-            stratum: {
-                "population_size": int(row.population_size),
-                "sample_size": int(row.sample_size),
-            }
-            for stratum, row in strata_table.iterrows()
-        },
+        "strata_sizes": design.strata_sizes(),
     }
-    (out / "_sample.json").write_text(json.dumps(summary, indent=2))
+    write_sample_files(out, judging, design_rows(sample, "retrieval_id"), summary)
     return summary
 
 
-def _iso(value: Any) -> str:
+def iso_utc(value: Any) -> str:
+    """A time as the contract's ISO-8601 UTC text, microseconds and `Z`."""
     stamp = pd.Timestamp(value)
     stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -329,10 +435,16 @@ REJECT_REASONS = (
     "missing_stratum",
     "conflicting_duplicate",
 )
+#: The reasons of a broken sample design, in the order `design_columns` checks them.
+DESIGN_REJECT_REASONS = ("invalid_inclusion_probability", "invalid_sampled_at", "missing_stratum")
 
 
-def _read_judgements(path: Path) -> pd.DataFrame:
-    """Every row as text, with its 1-based line (CSV: data row) and parse status."""
+def read_judgements(path: Path) -> pd.DataFrame:
+    """Every row as text, with its 1-based line (CSV: data row) and parse status.
+
+    Columns `_line`, `_parse_error` (a JSON Lines line that is not a JSON object)
+    and `_raw` (the row as read, for the rejects file) are added.
+    """
     name = path.name
     if name.endswith(".csv"):
         raw = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -361,10 +473,92 @@ def _read_judgements(path: Path) -> pd.DataFrame:
     return pd.DataFrame.from_records(records)
 
 
-def _text(frame: pd.DataFrame, column: str) -> pd.Series:
+def text_column(frame: pd.DataFrame, column: str) -> pd.Series:
+    """`column` as stripped text, "" where blank or absent."""
     if column not in frame.columns:
         return pd.Series([""] * len(frame), index=frame.index, dtype=object)
     return frame[column].fillna("").astype(str).str.strip()
+
+
+def id_checks(
+    ids: pd.Series, pattern: str, known_ids: Iterable[str] | None
+) -> tuple[pd.Series, pd.Series]:
+    """(matches `pattern` in full, is among `known_ids` (all True without them))."""
+    compiled = re.compile(pattern)
+    id_ok = ids.map(lambda v: bool(compiled.fullmatch(v)))
+    known = ids.isin(set(known_ids)) if known_ids is not None else pd.Series(True, index=ids.index)
+    return id_ok, known
+
+
+def judge_columns(
+    frame: pd.DataFrame, default_judge: str | None, imported_at: dt.datetime
+) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """(judge lower-cased, blanks `default_judge`; judged_at UTC microseconds, blanks
+    the import time; judged_at given but unparseable)."""
+    judge = text_column(frame, "judge").str.lower()
+    if default_judge:
+        judge = judge.where(judge != "", default_judge)
+    judged_text = text_column(frame, "judged_at")
+    judged_at = pd.to_datetime(
+        judged_text.where(judged_text != ""), utc=True, errors="coerce", format="mixed"
+    )
+    judged_at = judged_at.dt.as_unit("us")
+    judged_bad = (judged_text != "") & judged_at.isna()
+    judged_at = judged_at.fillna(pd.Timestamp(imported_at).as_unit("us"))
+    return judge, judged_at, judged_bad
+
+
+def design_columns(frame: pd.DataFrame) -> tuple[dict[str, pd.Series], list[pd.Series]]:
+    """The sample design columns a judging file carries, typed, and the masks of
+    `DESIGN_REJECT_REASONS` (all False when the file has no `inclusion_probability`)."""
+    has_design = "inclusion_probability" in frame.columns
+    probability = pd.to_numeric(text_column(frame, "inclusion_probability"), errors="coerce")
+    sampled_text = text_column(frame, "sampled_at")
+    sampled_at = pd.to_datetime(
+        sampled_text.where(sampled_text != ""), utc=True, errors="coerce", format="mixed"
+    )
+    stratum = text_column(frame, "stratum")
+    columns = {
+        "stratum": stratum,
+        "inclusion_probability": probability,
+        "sampled_at": sampled_at,
+        "stratum_population_size": pd.to_numeric(
+            text_column(frame, "stratum_population_size"), errors="coerce"
+        ),
+        "stratum_sample_size": pd.to_numeric(
+            text_column(frame, "stratum_sample_size"), errors="coerce"
+        ),
+    }
+    problems = [
+        has_design & ~((probability > 0) & (probability <= 1)),
+        has_design & sampled_at.isna(),
+        has_design & (stratum == ""),
+    ]
+    return columns, problems
+
+
+def first_reason(
+    frame: pd.DataFrame, conditions: Sequence[Any], reasons: Sequence[str]
+) -> pd.Series:
+    """Per row, the reason of the first true condition, None where none is."""
+    masks = [np.asarray(condition, dtype=bool) for condition in conditions]
+    reason = np.select(masks, list(reasons[: len(masks)]), default="")
+    return pd.Series(reason, index=frame.index).replace("", None)
+
+
+def mark_conflicting_duplicates(
+    checked: pd.DataFrame, key: Sequence[str], values: Sequence[str]
+) -> pd.DataFrame:
+    """Refuse, as `conflicting_duplicate`, every valid row whose judgement `key`
+    occurs with different `values` (no version is preferred)."""
+    valid = checked[checked["reject_reason"].isna()]
+    if valid.empty:
+        return checked
+    texts = [valid[column].astype(str) for column in values]
+    signature = texts[0].str.cat(texts[1:], sep="\x1f") if len(texts) > 1 else texts[0]
+    versions = signature.groupby([valid[column] for column in key]).transform("nunique")
+    checked.loc[versions.index[versions > 1], "reject_reason"] = "conflicting_duplicate"
+    return checked
 
 
 def validate_judgements(
@@ -376,51 +570,25 @@ def validate_judgements(
     imported_at: dt.datetime,
 ) -> pd.DataFrame:
     """The rows with typed columns and `reject_reason` (null = valid, first failure wins)."""
-    retrieval_id = _text(frame, "retrieval_id")
-    asset_id = _text(frame, "asset_id")
-    grade_text = _text(frame, "grade")
-    judge = _text(frame, "judge").str.lower()
-    if default_judge:
-        judge = judge.where(judge != "", default_judge)
-    judged_text = _text(frame, "judged_at")
+    retrieval_id = text_column(frame, "retrieval_id")
+    asset_id = text_column(frame, "asset_id")
+    grade_text = text_column(frame, "grade")
     grade_number = pd.to_numeric(grade_text, errors="coerce")
     grade_ok = grade_text.str.fullmatch(r"[+]?\d+(\.0*)?") & grade_number.between(0, 3)
-    judged_at = pd.to_datetime(
-        judged_text.where(judged_text != ""), utc=True, errors="coerce", format="mixed"
-    )
-    judged_at = judged_at.dt.as_unit("us")
-    judged_bad = (judged_text != "") & judged_at.isna()
-    judged_at = judged_at.fillna(pd.Timestamp(imported_at).as_unit("us"))
-    pattern = re.compile(retrieval_id_pattern)
-    id_ok = retrieval_id.map(lambda v: bool(pattern.fullmatch(v)))
-    known = (
-        retrieval_id.isin(set(known_retrieval_ids))
-        if known_retrieval_ids is not None
-        else pd.Series(True, index=frame.index)
-    )
-    has_design = "inclusion_probability" in frame.columns
-    probability = pd.to_numeric(_text(frame, "inclusion_probability"), errors="coerce")
-    sampled_text = _text(frame, "sampled_at")
-    sampled_at = pd.to_datetime(
-        sampled_text.where(sampled_text != ""), utc=True, errors="coerce", format="mixed"
-    )
-    stratum = _text(frame, "stratum")
-    parse_error = frame["_parse_error"].astype(bool)
+    judge, judged_at, judged_bad = judge_columns(frame, default_judge, imported_at)
+    id_ok, known = id_checks(retrieval_id, retrieval_id_pattern, known_retrieval_ids)
+    design, design_problems = design_columns(frame)
     conditions = [
-        parse_error,
+        frame["_parse_error"].astype(bool),
         retrieval_id == "",
         ~id_ok,
         ~known,
         asset_id == "",
         ~grade_ok,
-        ~judge.isin(["human", "llm"]),
+        ~judge.isin(JUDGES),
         judged_bad,
-        has_design & ~((probability > 0) & (probability <= 1)),
-        has_design & sampled_at.isna(),
-        has_design & (stratum == ""),
+        *design_problems,
     ]
-    conditions = [np.asarray(condition, dtype=bool) for condition in conditions]
-    reason = np.select(conditions, REJECT_REASONS[: len(conditions)], default="")
     out = pd.DataFrame(
         {
             "retrieval_id": retrieval_id,
@@ -428,27 +596,100 @@ def validate_judgements(
             "grade": grade_number,
             "judge": judge,
             "judged_at": judged_at,
-            "stratum": stratum,
-            "inclusion_probability": probability,
-            "sampled_at": sampled_at,
-            "stratum_population_size": pd.to_numeric(
-                _text(frame, "stratum_population_size"), errors="coerce"
-            ),
-            "stratum_sample_size": pd.to_numeric(
-                _text(frame, "stratum_sample_size"), errors="coerce"
-            ),
-            "reject_reason": pd.Series(reason, index=frame.index).replace("", None),
+            **design,
+            "reject_reason": first_reason(frame, conditions, REJECT_REASONS),
             "_line": frame["_line"],
             "_raw": frame["_raw"],
         }
     )
     # The same judgement key with different grades: every version is refused.
-    valid = out["reject_reason"].isna()
-    key = ["retrieval_id", "asset_id", "judge", "judged_at"]
-    grades = out[valid].groupby(key)["grade"].transform("nunique")
-    conflicting = grades.index[grades > 1]
-    out.loc[conflicting, "reject_reason"] = "conflicting_duplicate"
-    return out
+    return mark_conflicting_duplicates(
+        out, ["retrieval_id", "asset_id", "judge", "judged_at"], ["grade"]
+    )
+
+
+def write_rejects(refused: pd.DataFrame, target: Path) -> None:
+    """One JSON line per refused row: its line, reason and the row as read."""
+    with open(target, "w", encoding="utf-8") as handle:
+        for record in refused[["_line", "reject_reason", "_raw"]].to_dict("records"):
+            handle.write(
+                json.dumps(
+                    {
+                        "line": int(record["_line"]),
+                        "reject_reason": record["reject_reason"],
+                        "row": record["_raw"],
+                    },
+                    default=str,
+                )
+                + "\n"
+            )
+
+
+def import_labels(
+    file: Path,
+    raw: Path,
+    *,
+    validate: Callable[..., pd.DataFrame],
+    judged_column: str,
+    labels_table: str,
+    label_types: Mapping[str, str | None],
+    design: Table,
+    rejects: Path | None = None,
+    skip_unjudged: bool = True,
+    write_design: bool = True,
+    imported_at: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """The import of any unit: read, skip unjudged rows, validate, write, report.
+
+    `validate(frame, imported_at=...)` returns the rows with typed columns (those of
+    `label_types` and of the `design` table) and `reject_reason`. A row whose
+    `judged_column` is blank is unjudged. Valid rows go to
+    `<raw>/<labels_table>/dt=<judged day>/labels-<stamp>.jsonl`, exact duplicates
+    once, the columns of `label_types` cast to their dtype (None: as they are);
+    the design rows, where the file carries them, once per design key to
+    `<raw>/<design.name>/dt=<sampled day>/design-<stamp>.jsonl`; refused rows to
+    `rejects` (default `<file>.rejects.jsonl`).
+    """
+    file = Path(file)
+    imported_at = (imported_at or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    stamp = imported_at.strftime("%Y%m%dT%H%M%S%fZ")
+    frame = read_judgements(file)
+    report: dict[str, Any] = {"rows_read": len(frame)}
+    if frame.empty:
+        return report | {"labels_written": 0, "rejected": 0, "unjudged_skipped": 0}  # no rows
+    unjudged = (text_column(frame, judged_column) == "") & ~frame["_parse_error"].astype(bool)
+    if skip_unjudged:
+        frame = frame[~unjudged]
+    report["unjudged_skipped"] = int(unjudged.sum()) if skip_unjudged else 0
+    if frame.empty:
+        return report | {"labels_written": 0, "rejected": 0, "design_rows_written": 0}
+    checked = validate(frame, imported_at=imported_at)
+    refused = checked[checked["reject_reason"].notna()]
+    valid = checked[checked["reject_reason"].isna()]
+    labels = valid[list(label_types)]
+    before = len(labels)
+    casts = {column: dtype for column, dtype in label_types.items() if dtype}
+    labels = labels.drop_duplicates().astype(casts)
+    report["exact_duplicates_dropped"] = before - len(labels)
+    written = write_jsonl_partitions(
+        labels, labels_table, Path(raw), "judged_at", f"labels-{stamp}.jsonl"
+    )
+    report["labels_written"] = len(labels)
+    report["label_partitions"] = written
+    design_written: dict[str, int] = {}
+    if write_design and "inclusion_probability" in frame.columns and not valid.empty:
+        rows = valid[[c.name for c in design.columns]].drop_duplicates(list(design.key))
+        design_written = write_jsonl_partitions(
+            rows, design, Path(raw), "sampled_at", f"design-{stamp}.jsonl"
+        )
+    report["design_rows_written"] = sum(design_written.values())
+    report["rejected"] = len(refused)
+    report["rejected_by_reason"] = refused["reject_reason"].value_counts().sort_index().to_dict()
+    if len(refused):
+        target = Path(rejects) if rejects else file.with_name(file.name + ".rejects.jsonl")
+        write_rejects(refused, target)
+        report["rejects_file"] = str(target)
+    return report
 
 
 def label_import(
@@ -473,65 +714,30 @@ def label_import(
     rejected). Refused rows, with `reject_reason` and their line, go to `rejects`
     (default `<file>.rejects.jsonl`). Exact duplicate rows are written once.
     """
-    file = Path(file)
-    imported_at = (imported_at or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
-    stamp = imported_at.strftime("%Y%m%dT%H%M%S%fZ")
-    frame = _read_judgements(file)
-    report: dict[str, Any] = {"rows_read": len(frame)}
-    if frame.empty:
-        return report | {"labels_written": 0, "rejected": 0, "unjudged_skipped": 0}  # no rows
-    unjudged = (_text(frame, "grade") == "") & ~frame["_parse_error"].astype(bool)
-    if skip_unjudged:
-        frame = frame[~unjudged]
-    report["unjudged_skipped"] = int(unjudged.sum()) if skip_unjudged else 0
-    if frame.empty:
-        return report | {"labels_written": 0, "rejected": 0, "design_rows_written": 0}
-    checked = validate_judgements(
-        frame,
-        default_judge=default_judge,
-        retrieval_id_pattern=retrieval_id_pattern,
-        known_retrieval_ids=known_retrieval_ids,
+    return import_labels(
+        file,
+        raw,
+        validate=functools.partial(
+            validate_judgements,
+            default_judge=default_judge,
+            retrieval_id_pattern=retrieval_id_pattern,
+            known_retrieval_ids=known_retrieval_ids,
+        ),
+        judged_column="grade",
+        labels_table="relevance_labels",
+        label_types={
+            "retrieval_id": None,
+            "asset_id": None,
+            "grade": "int64",
+            "judge": None,
+            "judged_at": None,
+        },
+        design=design_spec(),
+        rejects=rejects,
+        skip_unjudged=skip_unjudged,
+        write_design=write_design,
         imported_at=imported_at,
     )
-    refused = checked[checked["reject_reason"].notna()]
-    valid = checked[checked["reject_reason"].isna()]
-    labels = valid[["retrieval_id", "asset_id", "grade", "judge", "judged_at"]]
-    before = len(labels)
-    labels = labels.drop_duplicates().assign(grade=lambda d: d["grade"].astype("int64"))
-    report["exact_duplicates_dropped"] = before - len(labels)
-    written = write_jsonl_partitions(
-        labels, "relevance_labels", Path(raw), "judged_at", f"labels-{stamp}.jsonl"
-    )
-    report["labels_written"] = len(labels)
-    report["label_partitions"] = written
-    design_written: dict[str, int] = {}
-    if write_design and "inclusion_probability" in frame.columns and not valid.empty:
-        design = valid[[c.name for c in design_spec().columns]].drop_duplicates(
-            ["retrieval_id", "sampled_at"]
-        )
-        design_written = write_jsonl_partitions(
-            design, design_spec(), Path(raw), "sampled_at", f"design-{stamp}.jsonl"
-        )
-    report["design_rows_written"] = sum(design_written.values())
-    report["rejected"] = len(refused)
-    report["rejected_by_reason"] = refused["reject_reason"].value_counts().sort_index().to_dict()
-    if len(refused):
-        target = Path(rejects) if rejects else file.with_name(file.name + ".rejects.jsonl")
-        with open(target, "w", encoding="utf-8") as handle:
-            for record in refused[["_line", "reject_reason", "_raw"]].to_dict("records"):
-                handle.write(
-                    json.dumps(
-                        {
-                            "line": int(record["_line"]),
-                            "reject_reason": record["reject_reason"],
-                            "row": record["_raw"],
-                        },
-                        default=str,
-                    )
-                    + "\n"
-                )
-        report["rejects_file"] = str(target)
-    return report
 
 
 # --- weighted estimates -------------------------------------------------------------------
@@ -627,9 +833,13 @@ def weighted_mean(
 
 
 # --- command line -------------------------------------------------------------------------
+# The shared options and runners; `lara.prompt_labels` builds the `lara label-sample` /
+# `lara label-import` commands (with --unit) from them and calls the mains below for
+# retrievals.
 
 
-def _size_pairs(values: list[str] | None) -> dict[str, int] | None:
+def size_pairs(values: list[str] | None) -> dict[str, int] | None:
+    """`--size PATTERN=N` values as {pattern: n} (None when none were given)."""
     if not values:
         return None
     out: dict[str, int] = {}
@@ -641,21 +851,29 @@ def _size_pairs(values: list[str] | None) -> dict[str, int] | None:
     return out
 
 
-def add_label_sample_arguments(parser: argparse.ArgumentParser) -> None:
+def add_sampling_arguments(
+    parser: argparse.ArgumentParser, unit: str = "retrievals", example: str = "role|surface|week"
+) -> None:
+    """The options of every unit's sample: where, how many, how allocated, the seed."""
     parser.add_argument("--warehouse", help="DuckDB warehouse (default: LARA_DUCKDB_PATH)")
     parser.add_argument("--out", required=True, help="folder for the judging files")
-    parser.add_argument("--total", type=int, help="total retrievals to sample")
+    parser.add_argument("--total", type=int, help=f"total {unit} to sample")
     parser.add_argument("--allocation", choices=["proportional", "equal"], default="proportional")
     parser.add_argument(
         "--size",
         action="append",
         metavar="STRATUM_PATTERN=N",
-        help="retrievals per stratum (fnmatch on role|surface|week); repeatable",
+        help=f"{unit} per stratum (fnmatch on {example}); repeatable",
     )
     parser.add_argument("--default-size", type=int, default=0, help="for strata no --size matches")
     parser.add_argument("--min-per-stratum", type=int, default=1)
-    parser.add_argument("--k", type=int, default=10, help="top-K assets per retrieval")
     parser.add_argument("--seed", type=int, default=7)
+
+
+def add_label_sample_arguments(parser: argparse.ArgumentParser) -> None:
+    """`label-sample` for retrievals alone (`lara.prompt_labels` adds `--unit`)."""
+    add_sampling_arguments(parser)
+    parser.add_argument("--k", type=int, default=DEFAULT_K, help="top-K assets per retrieval")
     parser.add_argument("--scope", choices=["tier", "non_synthetic", "all"], default="tier")
     parser.add_argument("--include-empty", action="store_true")
     parser.add_argument(
@@ -666,27 +884,41 @@ def add_label_sample_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=label_sample_main)
 
 
-def label_sample_main(args: argparse.Namespace) -> int:
+def run_sampler(
+    args: argparse.Namespace, sampler: Callable[..., dict[str, Any]], **unit_options: Any
+) -> dict[str, Any] | None:
+    """`sampler(warehouse, out, ...)` with the shared options of `args`: its summary,
+    or None after printing why it could not draw (the command then exits 2)."""
     from lara.paths import warehouse_path
 
     warehouse = Path(args.warehouse) if args.warehouse else warehouse_path()
     try:
-        summary = label_sample(
+        return sampler(
             warehouse,
             Path(args.out),
             total=args.total,
             allocation=args.allocation,
-            sizes=_size_pairs(args.size),
+            sizes=size_pairs(args.size),
             default_size=args.default_size,
             min_per_stratum=args.min_per_stratum,
-            k=args.k,
             seed=args.seed,
-            scope=args.scope,
-            include_empty=args.include_empty,
             strata=[s.strip() for s in args.strata.split(",") if s.strip()],
+            **unit_options,
         )
     except (ValueError, FileNotFoundError, duckdb.Error) as error:
         print(str(error), file=sys.stderr)
+        return None
+
+
+def label_sample_main(args: argparse.Namespace) -> int:
+    summary = run_sampler(
+        args,
+        label_sample,
+        k=args.k,
+        scope=args.scope,
+        include_empty=args.include_empty,
+    )
+    if summary is None:
         return 2
     print(
         f"lara label-sample: {summary['retrievals_sampled']} of {summary['retrievals_in_frame']} "
@@ -696,44 +928,61 @@ def label_sample_main(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_label_import_arguments(parser: argparse.ArgumentParser) -> None:
+def add_import_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of every unit's import (the id pattern is the unit's own)."""
     parser.add_argument("file", help="returned judging file (.csv or .jsonl)")
     parser.add_argument("--out", required=True, dest="raw", help="raw log root (LARA_RAW_PATH)")
     parser.add_argument("--rejects", help="rejects file (default <file>.rejects.jsonl)")
-    parser.add_argument("--default-judge", choices=["human", "llm"])
-    parser.add_argument("--retrieval-id-pattern", default=DEFAULT_RETRIEVAL_ID_PATTERN)
+    parser.add_argument("--default-judge", choices=list(JUDGES))
     parser.add_argument(
-        "--sample", help="label-sample output folder: only its retrieval ids are accepted"
+        "--sample",
+        help="label-sample output folder: only the ids of its sample design are accepted",
     )
-    parser.add_argument("--reject-unjudged", action="store_true", help="blank grades are errors")
-    parser.add_argument("--no-design", action="store_true", help="do not write label_sample_design")
+    parser.add_argument(
+        "--reject-unjudged",
+        action="store_true",
+        help="rows left unjudged (blank grade, or blank has_retrieval_intent) are errors",
+    )
+    parser.add_argument(
+        "--no-design",
+        action="store_true",
+        help="do not write the sample design (label_sample_design; prompt_label_sample_design "
+        "for prompts)",
+    )
     parser.add_argument(
         "--allow-rejects", action="store_true", help="exit 0 even when rows were rejected"
     )
+
+
+def add_label_import_arguments(parser: argparse.ArgumentParser) -> None:
+    """`label-import` for retrievals alone (`lara.prompt_labels` adds `--unit`)."""
+    add_import_arguments(parser)
+    parser.add_argument("--retrieval-id-pattern", default=DEFAULT_RETRIEVAL_ID_PATTERN)
     parser.set_defaults(func=label_import_main)
 
 
-def label_import_main(args: argparse.Namespace) -> int:
-    known = None
-    if args.sample:
-        design = pd.read_csv(Path(args.sample) / "sample_design.csv", dtype=str)
-        known = set(design["retrieval_id"])
-    try:
-        report = label_import(
-            Path(args.file),
-            Path(args.raw),
-            rejects=Path(args.rejects) if args.rejects else None,
-            default_judge=args.default_judge,
-            retrieval_id_pattern=args.retrieval_id_pattern,
-            known_retrieval_ids=known,
-            skip_unjudged=not args.reject_unjudged,
-            write_design=not args.no_design,
+def sample_ids(sample: str | Path, id_column: str) -> set[str]:
+    """The unit ids of a label-sample output folder (its sample_design.csv)."""
+    path = Path(sample) / "sample_design.csv"
+    design = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if id_column not in design.columns:
+        raise ValueError(
+            f"lara label-import: {path} has no {id_column} (a sample of another unit?)"
         )
-    except (ValueError, FileNotFoundError, FileExistsError) as error:
+    return set(design[id_column])
+
+
+def run_import(call: Callable[[], dict[str, Any]], allow_rejects: bool) -> int:
+    """Run an import, print its report; exit 2 on invalid input (an unreadable file,
+    a bad id pattern, a missing sample), 1 when rows were
+    rejected (unless `allow_rejects`), else 0."""
+    try:
+        report = call()
+    except (ValueError, FileNotFoundError, FileExistsError, re.error) as error:
         print(str(error), file=sys.stderr)
         return 2
     print(json.dumps(report, indent=2, default=str))
-    if report.get("rejected") and not args.allow_rejects:
+    if report.get("rejected") and not allow_rejects:
         print(
             f"lara label-import: {report['rejected']} row(s) rejected, see "
             f"{report.get('rejects_file')}",
@@ -741,3 +990,19 @@ def label_import_main(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def label_import_main(args: argparse.Namespace) -> int:
+    def call() -> dict[str, Any]:
+        return label_import(
+            Path(args.file),
+            Path(args.raw),
+            rejects=Path(args.rejects) if args.rejects else None,
+            default_judge=args.default_judge,
+            retrieval_id_pattern=args.retrieval_id_pattern,
+            known_retrieval_ids=sample_ids(args.sample, "retrieval_id") if args.sample else None,
+            skip_unjudged=not args.reject_unjudged,
+            write_design=not args.no_design,
+        )
+
+    return run_import(call, args.allow_rejects)

@@ -7,7 +7,8 @@ from ``models/staging/lara/_lara__sources.yml`` through
 contract does not say:
 
 - which contract tables it writes (:data:`TABLES`, in writing order; the
-  contract's ``label_sample_design`` is not simulated);
+  contract's ``label_sample_design`` and ``prompt_label_sample_design``
+  are not simulated);
 - the code order of each enum (:func:`coded`): the simulation draws integer
   codes (``CHAT = 0``, role shares in :data:`ROLES` order, ...), so the order
   is part of its parameters; the values must be exactly the contract's, or

@@ -187,6 +187,13 @@ _SURFACE_MARTS = {
             "intent_coverage_rate",
         ),
     ),
+    "missed": (
+        "agg_tier0_missed_retrieval",
+        "rough_missed_retrieval_share_estimate, "
+        + _rate_parts("missed_retrieval_prompt_share")
+        + ", weighted_missed_retrieval_prompt_share, weighted_missed_retrieval_prompt_share_ci_low"
+        + ", weighted_missed_retrieval_prompt_share_ci_high, weighted_prompt_count",
+    ),
     "ctr": ("agg_ctr", _rate_parts("naive_session_ctr", "retrieval_ctr")),
     "rewrites": (
         "agg_rewrites",
@@ -374,6 +381,7 @@ _LOGGED_TABLES = {
     "stage_spans": "stage_spans",
     "replay": "replay_documents",
     "label_sample_design": "label_sample_design",
+    "prompt_label_sample_design": "prompt_label_sample_design",
 }
 
 

@@ -1,0 +1,1 @@
+{{ lara_reconciliation('prompt_label_sample_design') }}

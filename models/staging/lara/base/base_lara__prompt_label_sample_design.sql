@@ -1,0 +1,1 @@
+{{ lara_stage_source('prompt_label_sample_design') }}
