@@ -28,3 +28,27 @@
     {{ lara_mean_ci_low(sum_column, sum_of_squares_column, count_column) }} as {{ metric }}_ci_low,
     {{ lara_mean_ci_high(sum_column, sum_of_squares_column, count_column) }} as {{ metric }}_ci_high
 {%- endmacro %}
+
+
+{#- lara_weighted_rate_columns(metric, weighted_numerator, weighted_denominator,
+    denominator_weight_squares): a design-weighted (Hajek ratio) rate
+    sum(w y) / sum(w x) over the units with x = 1, and its 95% Wilson
+    interval at Kish's effective sample size n_eff = (sum w x)^2 / sum w^2 x
+    (the interval of an unweighted sample of n_eff units: it widens with
+    unequal weights and ignores the gain from stratification, so it is
+    conservative for stratified designs). Columns `<metric>`,
+    `<metric>_effective_n`, `<metric>_ci_low`, `<metric>_ci_high`; null
+    when no weighted unit is in the denominator. -#}
+{% macro lara_weighted_rate_columns(metric, weighted_numerator, weighted_denominator, denominator_weight_squares) -%}
+    {%- set effective_n -%}
+        case
+            when {{ denominator_weight_squares }} > 0
+                then {{ weighted_denominator }} * {{ weighted_denominator }} / {{ denominator_weight_squares }}
+        end
+    {%- endset -%}
+    {%- set share = lara_rate(weighted_numerator, weighted_denominator) -%}
+    {{ share }} as {{ metric }},
+    {{ effective_n }} as {{ metric }}_effective_n,
+    {{ lara_wilson_low('(' ~ share ~ ') * (' ~ effective_n ~ ')', effective_n) }} as {{ metric }}_ci_low,
+    {{ lara_wilson_high('(' ~ share ~ ') * (' ~ effective_n ~ ')', effective_n) }} as {{ metric }}_ci_high
+{%- endmacro %}

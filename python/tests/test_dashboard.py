@@ -274,6 +274,23 @@ def test_numbers_match_the_marts(unfiltered, clean_sample):
         "select trigger_rate from marts.agg_tier0_routing where grouping_level = 'overall'"
     )[0]
     _close(_number(browser, "agg_tier0_routing.trigger_rate", "surface=all"), trigger)
+    # metrics v2: the missed-retrieval estimate, rough beside labelled
+    rough, labelled = clean_sample.query(
+        "select rough_missed_retrieval_share_estimate, missed_retrieval_prompt_share "
+        "from marts.agg_tier0_missed_retrieval where is_period_total and surface = 'all'"
+    )[0]
+    _close(
+        _number(
+            browser,
+            "agg_tier0_missed_retrieval.rough_missed_retrieval_share_estimate",
+            "surface=all",
+        ),
+        rough,
+    )
+    _close(
+        _number(browser, "agg_tier0_missed_retrieval.missed_retrieval_prompt_share", "surface=all"),
+        labelled,
+    )
     naive, corrected = clean_sample.query(
         "select abandonment_rate_naive, abandonment_rate_lineage_corrected "
         "from marts.agg_abandonment where is_period_total and surface = 'assistant'"

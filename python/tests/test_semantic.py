@@ -269,6 +269,27 @@ def test_tier0_and_rewrite_rates_per_surface_match_the_marts(mf_query, clean_sam
         _compare(semantic, frame, [("prompt__surface", "surface")], mapping)
 
 
+def test_missed_retrieval_estimates_per_day_match_the_mart(mf_query, clean_sample):
+    """The rough estimate (derived: chat trigger rate minus the trigger rate
+    of every surface) and the design-weighted rates against the mart's
+    day x `all` rows (without a logged design both are null)."""
+    mapping = {
+        "rough_missed_retrieval_share_estimate": "rough_missed_retrieval_share_estimate",
+        "weighted_missed_retrieval_rate": "weighted_missed_retrieval_rate",
+        "weighted_missed_retrieval_prompt_share": "weighted_missed_retrieval_prompt_share",
+    }
+    semantic = mf_query(list(mapping), ["metric_time__day"])
+    semantic["metric_time__day"] = _day(semantic["metric_time__day"])
+    frame = _mart(
+        clean_sample,
+        "select strftime(activity_date, '%Y-%m-%d') as activity_date, "
+        f"{', '.join(mapping.values())} from marts.agg_tier0_missed_retrieval "
+        "where grouping_level = 'day' and surface = 'all'",
+    )
+    assert frame["rough_missed_retrieval_share_estimate"].notna().all(), frame
+    _compare(semantic, frame, [("metric_time__day", "activity_date")], mapping)
+
+
 def test_ctr_both_ways_and_abandonment_per_day_match_the_marts(mf_query, clean_sample):
     sessions = {
         "naive_conversation_ctr": "naive_session_ctr",

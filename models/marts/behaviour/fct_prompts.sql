@@ -74,6 +74,34 @@ prompt_outcome_events as (
 
 ),
 
+{# The Tier 0 labelling design (metrics.md v2, missed-retrieval estimate):
+   the prompt's latest design row with a positive inclusion probability
+   (`lara label-sample --unit prompts`); a zero probability cannot weight. #}
+ranked_designs as (
+
+    select
+        prompt_id,
+        stratum,
+        inclusion_probability,
+        row_number() over (partition by prompt_id order by sampled_at desc) as design_rank
+    from {{ ref('stg_lara__prompt_label_sample_design') }}
+    where
+        inclusion_probability > 0
+        and prompt_id in (select prompts.prompt_id from prompts)
+
+),
+
+prompt_designs as (
+
+    select
+        prompt_id,
+        stratum,
+        inclusion_probability
+    from ranked_designs
+    where design_rank = 1
+
+),
+
 joined as (
 
     select
@@ -93,6 +121,8 @@ joined as (
         prompts.has_retrieval_intent,
         prompts.retrieval_intent_count,
         prompts.is_misrouted,
+        prompt_designs.stratum as tier0_design_stratum,
+        prompt_designs.inclusion_probability as tier0_inclusion_probability,
         prompt_sequences.is_rewritten,
         prompt_sequences.rewrite_detection_method,
         prompt_sequences.next_prompt_id,
@@ -111,6 +141,8 @@ joined as (
         on prompts.prompt_id = prompt_evidence.prompt_id
     left join prompt_outcome_events
         on prompts.prompt_id = prompt_outcome_events.prompt_id
+    left join prompt_designs
+        on prompts.prompt_id = prompt_designs.prompt_id
 
 ),
 
@@ -145,6 +177,8 @@ classified as (
             when is_tier0_labelled and retrieval_intent_count >= 2
                 then retrieval_coverage_count >= retrieval_intent_count
         end as is_intent_covered,
+        tier0_design_stratum,
+        tier0_inclusion_probability,
         is_rewritten,
         rewrite_detection_method,
         next_prompt_id,

@@ -195,6 +195,26 @@ CHANGES: tuple[Change, ...] = (
                 "lineage faults (actions whose source id names no retrieval)",
                 _overall("agg_lineage_faults", "lineage_fault_count"),
             ),
+            Check(
+                "missed retrievals per prompt, rough (chat trigger rate - assistant's)",
+                _period(
+                    "agg_tier0_missed_retrieval",
+                    "round(rough_missed_retrieval_share_estimate, 6)",
+                    "assistant",
+                ),
+            ),
+            Check(
+                "missed retrievals per prompt, labelled as drawn (assistant)",
+                _period(
+                    "agg_tier0_missed_retrieval",
+                    "round(missed_retrieval_prompt_share, 6)",
+                    "assistant",
+                ),
+            ),
+            Check(
+                "  labelled prompts weighted by a logged prompt-label design",
+                _period("agg_tier0_missed_retrieval", "weighted_prompt_count", "assistant"),
+            ),
         ),
     ),
 )

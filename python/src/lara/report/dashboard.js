@@ -560,7 +560,33 @@
       cells.push("<td>" + esc(count(r.labelled_prompt_count)) + "</td>");
       rows.push("<tr" + (s === "all" ? ' class="total"' : "") + ">" + cells.join("") + "</tr>");
     }
-    return notSplit(["role"]) + table(["Surface", "Trigger rate", "Misroute rate", "Missed-retrieval rate", "Multi-intent rate", "Intent coverage", "Labelled prompts"], rows);
+    return notSplit(["role"]) + table(["Surface", "Trigger rate", "Misroute rate", "Missed-retrieval rate", "Multi-intent rate", "Intent coverage", "Labelled prompts"], rows) +
+      renderMissedRetrieval(surfaces.concat(state.surface === "all" ? ["all"] : []));
+  }
+
+  // The missed-retrieval estimate three ways (agg_tier0_missed_retrieval):
+  // rough (the trigger-rate gap to the reference surface), labelled as drawn,
+  // and weighted by the logged prompt-label design.
+  function renderMissedRetrieval(surfaces) {
+    if (!has("missed")) return "";
+    const rows = [];
+    for (const s of surfaces) {
+      const m = surfaceRow("missed", s);
+      if (!m) continue;
+      const where = "surface=" + s;
+      rows.push("<tr" + (s === "all" ? ' class="total"' : "") + "><td>" + esc(surfaceLabel(s)) + "</td>" +
+        "<td>" + metric({ v: m.rough_missed_retrieval_share_estimate },
+          "agg_tier0_missed_retrieval.rough_missed_retrieval_share_estimate", where) + "</td>" +
+        "<td>" + metric(rated(m, "missed_retrieval_prompt_share"),
+          "agg_tier0_missed_retrieval.missed_retrieval_prompt_share", where, { needs: ["prompt_labels"] }) + "</td>" +
+        "<td>" + metric({ v: m.weighted_missed_retrieval_prompt_share,
+          lo: m.weighted_missed_retrieval_prompt_share_ci_low, hi: m.weighted_missed_retrieval_prompt_share_ci_high },
+          "agg_tier0_missed_retrieval.weighted_missed_retrieval_prompt_share", where,
+          { needs: ["prompt_labels", "prompt_label_sample_design"] }) + "</td>" +
+        "<td>" + esc(count(m.weighted_prompt_count)) + "</td></tr>");
+    }
+    return "<h4>Missed retrievals per prompt: rough vs labelled vs design-weighted</h4>" +
+      table(["Surface", "Rough (trigger-rate gap)", "Labelled, as drawn", "Labelled, weighted", "Weighted prompts"], rows);
   }
 
   function tierTables(rowsBy, labelOf, where) {
