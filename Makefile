@@ -63,14 +63,14 @@ test: setup
 	$(BIN)/ruff format --check python
 	$(BIN)/ruff check --config python/pyproject.toml examples
 	$(BIN)/ruff format --config python/pyproject.toml --check examples
-	$(BIN)/pytest python/tests -m "not spark"
+	$(BIN)/pytest python/tests -m "not spark" --durations=20
 	$(MAKE) --no-print-directory lint-sql
 
 # The cross-engine test (python/tests/test_spark.py): one small sample built
 # with dbt on DuckDB and on local Spark, public marts compared. Fails rather
 # than skips when the Spark stack is missing (LARA_SPARK_TESTS=1 under CI=true).
 test-spark: setup-spark
-	LARA_SPARK_TESTS=1 $(BIN)/pytest python/tests/test_spark.py -m spark -s
+	LARA_SPARK_TESTS=1 $(BIN)/pytest python/tests/test_spark.py -m spark -s --durations=10
 
 lint: setup
 	$(BIN)/ruff check python
