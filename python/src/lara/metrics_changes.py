@@ -204,7 +204,7 @@ CHANGES: tuple[Change, ...] = (
                 ),
             ),
             Check(
-                "missed retrievals per prompt, labelled as drawn (assistant)",
+                "missed retrievals per prompt, labelled as drawn (assistant; over-drawn intent)",
                 _period(
                     "agg_tier0_missed_retrieval",
                     "round(missed_retrieval_prompt_share, 6)",
@@ -212,7 +212,7 @@ CHANGES: tuple[Change, ...] = (
                 ),
             ),
             Check(
-                "  labelled prompts weighted by a logged prompt-label design",
+                "  labelled prompts with a logged design (the generator logs none)",
                 _period("agg_tier0_missed_retrieval", "weighted_prompt_count", "assistant"),
             ),
         ),
