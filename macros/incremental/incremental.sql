@@ -278,14 +278,36 @@ left join sessions_this_run
     the period totals, then inserts the recomputed rows; the day column is
     the model config `lara_day_column`.
 #}
-{% macro lara_days_this_run_cte() -%}
+{% macro lara_days_this_run_cte(lookback_days=0) -%}
     {#- The import CTE `days_this_run` (event_date) of a daily aggregate; its
-        ref() is unconditional, so the DAG shows the edge. -#}
+        ref() is unconditional, so the DAG shows the edge. With
+        `lookback_days` N: also the N days before each of them (a model
+        whose day depends on the following N days' events). -#}
 days_this_run as (
 
-    select event_date from {{ ref('lara_days_this_run') }}
+    {{ lara_days_this_run_select(lookback_days) }}
 
 ),
+{%- endmacro %}
+
+
+{% macro lara_days_this_run_select(lookback_days=0) -%}
+    {#- select event_date: the days of lara_days_this_run and, with
+        `lookback_days` N, the N days before each. The strategy
+        lara_replace_days replaces the same set (config lara_day_lookback). -#}
+    {%- set days = ref('lara_days_this_run') -%}
+    {%- if (lookback_days | int) <= 0 -%}
+    select event_date from {{ days }}
+    {%- else -%}
+    select distinct event_date from (
+        {%- for offset in range((lookback_days | int) + 1) %}
+        select cast({{ dbt.dateadd('day', -offset, 'event_date') }} as date) as event_date from {{ days }}
+        {%- if not loop.last %}
+        union all
+        {%- endif %}
+        {%- endfor %}
+    ) as days_with_lookback
+    {%- endif -%}
 {%- endmacro %}
 
 
@@ -328,7 +350,7 @@ days_this_run as (
     delete from {{ target }}
     where
         {{ column }} is null
-        or {{ column }} in (select event_date from {{ ref('lara_days_this_run') }});
+        or {{ column }} in ({{ lara_days_this_run_select(config.get('lara_day_lookback', 0)) }});
     insert into {{ target }} ({{ columns }})
     select {{ columns }} from {{ arg_dict['temp_relation'] }}
 {% endmacro %}

@@ -140,7 +140,7 @@
             ~ ' and not ' ~ session_column ~ ' in (select session_guid from ' ~ sessions ~ ')') -%}
         {%- set emptied = lara_spark_emptied_days(target, batch, partition_column, rewritten_days) -%}
     {%- elif mode == 'days' -%}
-        {%- set rewritten_days = 'select event_date from ' ~ ref('lara_days_this_run') -%}
+        {%- set rewritten_days = lara_days_this_run_select(config.get('lara_day_lookback', 0)) -%}
         {%- do run_query('create table ' ~ batch ~ ' using parquet as select ' ~ columns ~ ' from ' ~ source) -%}
         {%- set emptied = lara_spark_emptied_days(target, batch, partition_column, rewritten_days) -%}
     {%- else -%}

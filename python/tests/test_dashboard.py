@@ -291,6 +291,16 @@ def test_numbers_match_the_marts(unfiltered, clean_sample):
         _number(browser, "agg_tier0_missed_retrieval.missed_retrieval_prompt_share", "surface=all"),
         labelled,
     )
+    for role, rate in clean_sample.query(
+        "select retrieval_role, reretrieval_rate from marts.agg_reretrieval "
+        "where grouping_level = 'role' and reretrieval_rate is not null"
+    ):
+        _close(
+            _number(
+                browser, "agg_reretrieval.reretrieval_rate", f"surface=all;retrieval_role={role}"
+            ),
+            rate,
+        )
     naive, corrected = clean_sample.query(
         "select abandonment_rate_naive, abandonment_rate_lineage_corrected "
         "from marts.agg_abandonment where is_period_total and surface = 'assistant'"

@@ -269,6 +269,22 @@ def test_tier0_and_rewrite_rates_per_surface_match_the_marts(mf_query, clean_sam
         _compare(semantic, frame, [("prompt__surface", "surface")], mapping)
 
 
+def test_reretrieval_rate_per_role_matches_the_mart(mf_query, clean_sample):
+    semantic = mf_query(["reretrieval_rate"], ["reretrieval_unit__retrieval_role"])
+    frame = _mart(
+        clean_sample,
+        "select retrieval_role, reretrieval_rate from marts.agg_reretrieval "
+        "where grouping_level = 'role'",
+    )
+    assert len(frame) > 3
+    _compare(
+        semantic,
+        frame,
+        [("reretrieval_unit__retrieval_role", "retrieval_role")],
+        {"reretrieval_rate": "reretrieval_rate"},
+    )
+
+
 def test_missed_retrieval_estimates_per_day_match_the_mart(mf_query, clean_sample):
     """The rough estimate (derived: chat trigger rate minus the trigger rate
     of every surface) and the design-weighted rates against the mart's

@@ -196,6 +196,14 @@ CHANGES: tuple[Change, ...] = (
                 _overall("agg_lineage_faults", "lineage_fault_count"),
             ),
             Check(
+                "re-retrieval rate (returned again to the user within 7 days, before any outcome)",
+                _overall("agg_reretrieval", "round(reretrieval_rate, 6)"),
+            ),
+            Check(
+                "  its denominator (in-scope retrievals with >= 1 returned asset)",
+                _overall("agg_reretrieval", "reretrieval_rate_denominator"),
+            ),
+            Check(
                 "missed retrievals per prompt, rough (chat trigger rate - assistant's)",
                 _period(
                     "agg_tier0_missed_retrieval",

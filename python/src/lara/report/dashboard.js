@@ -664,8 +664,28 @@
       '<div class="grid2"><figure>' + tier2 + "<figcaption>Tier 2: share of in-scope retrievals with each flag " +
       "(whiskers: 95% Wilson interval). Hover a bar for numerator / denominator.</figcaption></figure><figure>" + tier13 +
       "<figcaption>Tier 1 quality (labelled retrievals) beside Tier 3 completion (in-scope retrievals).</figcaption></figure></div>" +
+      renderReretrieval(roles.map(([role]) => role)) +
       "<h3>By surface" + (state.role !== "all" ? " · " + esc(roleLabel(state.role)) : "") + "</h3>" + bySurface
     );
+  }
+
+  // Delayed action (metrics.md v2): an asset returned again to the same user
+  // within the window, before any outcome on it (agg_reretrieval).
+  function renderReretrieval(roles) {
+    if (!has("reretrieval")) return "";
+    const rows = [];
+    let window = null;
+    for (const role of roles) {
+      const r = one("reretrieval", { surface: state.surface, role: role });
+      if (!r) continue;
+      window = r.reretrieval_window_days;
+      rows.push("<tr" + (role === "all" ? ' class="total"' : "") + '><td class="label">' + esc(roleLabel(role)) + "</td><td>" +
+        metric(rated(r, "reretrieval_rate"), "agg_reretrieval.reretrieval_rate",
+          "surface=" + state.surface + ";retrieval_role=" + role) + "</td></tr>");
+    }
+    if (!rows.length) return "";
+    return "<h4>Delayed action · re-retrieved within " + esc(String(window)) + " days before any outcome</h4>" +
+      table(["", "Re-retrieval rate"], rows);
   }
 
   function renderWeighted() {

@@ -251,6 +251,17 @@ def _filterable(con: duckdb.DuckDBPyConnection, data: DashboardData) -> None:
             order by stage = 'all_stages', stage, surface
             """,
         )
+    if _need(con, data, "agg_reretrieval"):
+        tables["reretrieval"] = _columns(
+            con,
+            f"""
+            select surface, retrieval_role as role, reretrieval_window_days,
+                {_rate_parts("reretrieval_rate")}
+            from {MARTS}.agg_reretrieval
+            where is_period_total
+            order by surface, retrieval_role
+            """,
+        )
     if _need(con, data, "agg_tier1_weighted"):
         tables["weighted"] = _columns(
             con,

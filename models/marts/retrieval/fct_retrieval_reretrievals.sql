@@ -1,0 +1,228 @@
+{#- Re-retrieval before any outcome (metrics.md v2, "Added in v2"; the LARA
+    paper's evidence of delayed action): one row per in-scope retrieval with
+    >= 1 returned asset, and whether one of its assets was returned again by
+    a later retrieval of the same user (any of the user's sessions) within
+    var reretrieval_window_days, before any outcome of that user on the
+    asset. Definitions and decisions: _retrieval_marts__models.yml.
+
+    A retrieval's row depends on the user's next N days (N = the window), so
+    the model is incremental by retrieval day with an N-day lookback
+    (strategy lara_replace_days, config lara_day_lookback): a run recomputes
+    the days of lara_days_this_run and the N days before each. -#}
+{%- set window_days = var('reretrieval_window_days') | int -%}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='lara_replace_days',
+    lara_day_column='retrieval_date',
+    lara_day_lookback=window_days,
+    partition_by=lara_spark_partition_by('retrieval_date'),
+    on_schema_change='fail'
+) }}
+
+with
+
+{{ lara_days_this_run_cte(lookback_days=window_days) }}
+
+{# The span of events a run reads: the recomputed days and the window after
+    the last one (lara_days_this_run holds every day on a full build). #}
+window_bounds as (
+
+    select
+        min(event_date) as first_day,
+        cast({{ dbt.dateadd('day', window_days, 'max(event_date)') }} as date) as last_day
+    from days_this_run
+
+),
+
+{# The units: in-scope retrievals with >= 1 returned asset on the days this
+    run recomputes. #}
+retrievals as (
+
+    select
+        retrieval_id,
+        session_guid,
+        user_id,
+        surface,
+        retrieval_role,
+        retrieved_at,
+        retrieval_date
+    from {{ ref('int_retrievals_scoped') }}
+    where
+        is_in_tier_scope
+        and not is_empty
+        and {{ lara_in_days_this_run('retrieval_date') }}
+
+),
+
+{# Where a later return can come from: every non-synthetic retrieval of a
+    known user (misrouted ones too: they showed the asset again), from the
+    first recomputed day to N days after the last. #}
+candidate_retrievals as (
+
+    select
+        retrieval_id,
+        user_id,
+        retrieved_at
+    from {{ ref('int_retrievals_scoped') }}
+    where
+        not is_synthetic
+        and user_id is not null
+        and retrieval_date >= (select window_bounds.first_day from window_bounds)
+        and retrieval_date <= (select window_bounds.last_day from window_bounds)
+
+),
+
+assets as (
+
+    select
+        retrieval_id,
+        asset_id
+    from {{ ref('int_retrieval_assets') }}
+    where
+        cast(retrieved_at as date) >= (select window_bounds.first_day from window_bounds)
+        and cast(retrieved_at as date) <= (select window_bounds.last_day from window_bounds)
+        and retrieval_id in (select candidate_retrievals.retrieval_id from candidate_retrievals)
+
+),
+
+unit_assets as (
+
+    select
+        retrievals.retrieval_id,
+        retrievals.user_id,
+        retrievals.retrieved_at,
+        assets.asset_id
+    from retrievals
+    inner join assets
+        on retrievals.retrieval_id = assets.retrieval_id
+    where retrievals.user_id is not null
+
+),
+
+returns as (
+
+    select
+        candidate_retrievals.user_id,
+        candidate_retrievals.retrieved_at,
+        assets.asset_id
+    from candidate_retrievals
+    inner join assets
+        on candidate_retrievals.retrieval_id = assets.retrieval_id
+
+),
+
+{# The first later return of each asset of a unit within the window (strictly
+    later: a retrieval at the same instant is not "later"). #}
+first_returns as (
+
+    select
+        unit_assets.retrieval_id,
+        unit_assets.user_id,
+        unit_assets.retrieved_at,
+        unit_assets.asset_id,
+        min(returns.retrieved_at) as returned_again_at
+    from unit_assets
+    inner join returns
+        on
+            unit_assets.user_id = returns.user_id
+            and unit_assets.asset_id = returns.asset_id
+            and unit_assets.retrieved_at < returns.retrieved_at
+            {#- a literal interval: exact to the microsecond on both engines
+                (dbt-spark's dateadd goes through whole seconds) #}
+            and unit_assets.retrieved_at + interval {{ window_days }} day >= returns.retrieved_at
+    group by
+        unit_assets.retrieval_id,
+        unit_assets.user_id,
+        unit_assets.retrieved_at,
+        unit_assets.asset_id
+
+),
+
+session_users as (
+
+    select
+        session_guid,
+        max(user_id) as user_id
+    from {{ ref('int_prompts_scoped') }}
+    group by session_guid
+
+),
+
+{# Outcomes on an asset: a user's export, share or download naming it as the
+    consumed asset (document-level outcomes without one name no asset). #}
+asset_outcomes as (
+
+    select
+        session_users.user_id,
+        actions.consumed_asset_id as asset_id,
+        actions.acted_at
+    from {{ ref('int_actions_scoped') }} as actions
+    inner join session_users
+        on actions.session_guid = session_users.session_guid
+    where
+        actions.actor = 'user'
+        and actions.is_outcome_type
+        and actions.consumed_asset_id is not null
+        and actions.action_date >= (select window_bounds.first_day from window_bounds)
+        and actions.action_date <= (select window_bounds.last_day from window_bounds)
+
+),
+
+{# A return counts when no outcome of the user on the asset came between the
+    retrieval and the return (both ends included: an export at the instant
+    of the return came first or at once). #}
+checked_returns as (
+
+    select
+        first_returns.retrieval_id,
+        first_returns.asset_id,
+        first_returns.returned_again_at,
+        count(asset_outcomes.acted_at) as outcome_count
+    from first_returns
+    left join asset_outcomes
+        on
+            first_returns.user_id = asset_outcomes.user_id
+            and first_returns.asset_id = asset_outcomes.asset_id
+            and first_returns.retrieved_at <= asset_outcomes.acted_at
+            and first_returns.returned_again_at >= asset_outcomes.acted_at
+    group by
+        first_returns.retrieval_id,
+        first_returns.asset_id,
+        first_returns.returned_again_at
+
+),
+
+reretrieved as (
+
+    select
+        retrieval_id,
+        count(*) as reretrieved_asset_count,
+        min(returned_again_at) as first_reretrieved_at
+    from checked_returns
+    where outcome_count = 0
+    group by retrieval_id
+
+),
+
+final as (
+
+    select
+        retrievals.retrieval_id,
+        retrievals.session_guid,
+        retrievals.retrieval_date,
+        retrievals.surface,
+        retrievals.retrieval_role,
+        retrievals.retrieved_at,
+        retrievals.user_id is not null as has_known_user,
+        coalesce(reretrieved.reretrieved_asset_count, 0) > 0 as is_reretrieved,
+        cast(coalesce(reretrieved.reretrieved_asset_count, 0) as bigint) as reretrieved_asset_count,
+        reretrieved.first_reretrieved_at,
+        {{ window_days }} as reretrieval_window_days,
+        {{ lara_run_started_at() }} as _lara_loaded_at
+    from retrievals
+    left join reretrieved
+        on retrievals.retrieval_id = reretrieved.retrieval_id
+
+)
+
+select * from final
