@@ -111,33 +111,6 @@ returns as (
 
 ),
 
-{# The first later return of each asset of a unit within the window (strictly
-    later: a retrieval at the same instant is not "later"). #}
-first_returns as (
-
-    select
-        unit_assets.retrieval_id,
-        unit_assets.user_id,
-        unit_assets.retrieved_at,
-        unit_assets.asset_id,
-        min(returns.retrieved_at) as returned_again_at
-    from unit_assets
-    inner join returns
-        on
-            unit_assets.user_id = returns.user_id
-            and unit_assets.asset_id = returns.asset_id
-            and unit_assets.retrieved_at < returns.retrieved_at
-            {#- a literal interval: exact to the microsecond on both engines
-                (dbt-spark's dateadd goes through whole seconds) #}
-            and unit_assets.retrieved_at + interval {{ window_days }} day >= returns.retrieved_at
-    group by
-        unit_assets.retrieval_id,
-        unit_assets.user_id,
-        unit_assets.retrieved_at,
-        unit_assets.asset_id
-
-),
-
 session_users as (
 
     select
@@ -168,27 +141,88 @@ asset_outcomes as (
 
 ),
 
-{# A return counts when no outcome of the user on the asset came between the
-    retrieval and the return (both ends included: an export at the instant
-    of the return came first or at once). #}
-checked_returns as (
+{# Each (user, asset) as a timeline of its distinct return times and its
+    outcomes. A return row learns the next strictly later return (lead over
+    distinct times: a retrieval at the same instant is not later) and the
+    first outcome at or after it (an outcome at the same instant sorts after
+    the return, so it counts as between). Linear in the rows: no pairwise
+    join of a user's retrievals. #}
+return_times as (
+
+    select distinct
+        user_id,
+        asset_id,
+        retrieved_at
+    from returns
+
+),
+
+timeline as (
 
     select
-        first_returns.retrieval_id,
-        first_returns.asset_id,
-        first_returns.returned_again_at,
-        count(asset_outcomes.acted_at) as outcome_count
-    from first_returns
-    left join asset_outcomes
+        user_id,
+        asset_id,
+        retrieved_at as event_at,
+        0 as event_order,
+        lead(retrieved_at) over (
+            partition by user_id, asset_id
+            order by retrieved_at
+        ) as next_returned_at,
+        cast(null as timestamp) as outcome_at
+    from return_times
+    union all
+    select
+        user_id,
+        asset_id,
+        acted_at as event_at,
+        1 as event_order,
+        cast(null as timestamp) as next_returned_at,
+        acted_at as outcome_at
+    from asset_outcomes
+
+),
+
+next_events as (
+
+    select
+        user_id,
+        asset_id,
+        event_at as retrieved_at,
+        event_order,
+        next_returned_at,
+        min(outcome_at) over (
+            partition by user_id, asset_id
+            order by event_at, event_order
+            rows between current row and unbounded following
+        ) as next_outcome_at
+    from timeline
+
+),
+
+{# A unit's asset is re-retrieved when its next return falls within the
+    window and no outcome came from the retrieval to that return (both ends
+    included). #}
+reretrieved_assets as (
+
+    select
+        unit_assets.retrieval_id,
+        unit_assets.asset_id,
+        next_events.next_returned_at as returned_again_at
+    from unit_assets
+    inner join next_events
         on
-            first_returns.user_id = asset_outcomes.user_id
-            and first_returns.asset_id = asset_outcomes.asset_id
-            and first_returns.retrieved_at <= asset_outcomes.acted_at
-            and first_returns.returned_again_at >= asset_outcomes.acted_at
-    group by
-        first_returns.retrieval_id,
-        first_returns.asset_id,
-        first_returns.returned_again_at
+            unit_assets.user_id = next_events.user_id
+            and unit_assets.asset_id = next_events.asset_id
+            and unit_assets.retrieved_at = next_events.retrieved_at
+            and next_events.event_order = 0
+    where
+        {#- a literal interval: exact to the microsecond on both engines
+            (dbt-spark's dateadd goes through whole seconds) #}
+        unit_assets.retrieved_at + interval {{ window_days }} day >= next_events.next_returned_at
+        and (
+            next_events.next_outcome_at is null
+            or next_events.next_outcome_at > next_events.next_returned_at
+        )
 
 ),
 
@@ -198,8 +232,7 @@ reretrieved as (
         retrieval_id,
         count(*) as reretrieved_asset_count,
         min(returned_again_at) as first_reretrieved_at
-    from checked_returns
-    where outcome_count = 0
+    from reretrieved_assets
     group by retrieval_id
 
 ),
