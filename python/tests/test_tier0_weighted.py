@@ -14,8 +14,8 @@ Checked: fct_prompts carries each drawn prompt's inclusion probability; every
 day x surface and period cell of the mart equals the Hajek ratios and Kish
 effective sizes recomputed in pandas (and lara.labels.weighted_mean), with a
 Wilson interval recomputed here; the unweighted labelled share equals the
-sample's; and the weighted missed-retrieval share lands near the population's
-true share where the unweighted one, biased by the design, does not."""
+sample's and, the design over-drawing prompts that retrieved, understates the
+population's, which the weighted interval holds."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def tier0(clean_sample: BuiltSample, tmp_path_factory) -> dict:
 
     frame = BuiltSample(raw, warehouse, clean_sample.manifest, "").df(
         "select prompt_id, surface, prompt_date, is_retrieval_turn from marts.fct_prompts "
-        "where surface in ('chat', 'editor_assistant')"
+        "where surface in ('chat', 'editor_assistant') order by prompt_id"
     )
     frame["triggered"] = np.where(frame["is_retrieval_turn"], "retrieval", "no_retrieval")
     rng = np.random.default_rng(2026)
@@ -192,20 +192,27 @@ def test_weighted_rates_equal_the_hajek_ratios_in_every_cell(tier0):
     assert checked >= 8
 
 
-def test_the_weighted_share_recovers_the_population_the_sample_does_not(tier0):
+def test_the_weighted_interval_holds_the_population_share(tier0):
     frame, units = tier0["frame"], tier0["units"]
     row = tier0["mart"].query("is_period_total and surface == 'assistant'").iloc[0]
     population = frame["is_missed"].mean()
     weighted = row["weighted_missed_retrieval_prompt_share"]
     unweighted = row["missed_retrieval_prompt_share"]
     assert unweighted == pytest.approx(units["is_missed"].mean())
-    assert row["weighted_missed_retrieval_prompt_share_ci_low"] <= population
-    assert population <= row["weighted_missed_retrieval_prompt_share_ci_high"]
-    assert abs(weighted - population) < abs(unweighted - population), (
+    # One draw (fixed seeds, frame in id order): the population share lies in
+    # the weighted interval. Over many draws the estimator centres on it and
+    # covers it about 95% of the time (test_prompt_labels.py).
+    assert row["weighted_missed_retrieval_prompt_share_ci_low"] <= population, (
         weighted,
-        unweighted,
         population,
     )
+    assert population <= row["weighted_missed_retrieval_prompt_share_ci_high"], (
+        weighted,
+        population,
+    )
+    # The design over-draws prompts that triggered a retrieval (never missed),
+    # so the share as drawn understates the population's.
+    assert unweighted < population
     # The rough estimate is computed from trigger rates alone, labels or not.
     chat = frame[frame["surface"] == "chat"]["is_retrieval_turn"].mean()
     assistant = frame["is_retrieval_turn"].mean()
