@@ -19,7 +19,8 @@
     on_schema_change='fail'
 ) }}
 
-{%- set reference_surface = var('missed_retrieval_reference_surface', 'chat') %}
+{#- a configured value: quoted by the one literal helper -#}
+{%- set reference_surface = lara_sql_string(var('missed_retrieval_reference_surface', 'chat')) %}
 
 with
 
@@ -91,7 +92,7 @@ reference as (
         retrieval_turn_count as reference_retrieval_turn_count,
         prompt_count as reference_prompt_count
     from counted
-    where surface = '{{ reference_surface }}'
+    where surface = {{ reference_surface }}
 
 ),
 
@@ -103,17 +104,17 @@ rated as (
         counted.is_period_total,
         {{ lara_reporting_grouping_level('counted.is_period_total', 'counted.surface') }} as grouping_level,
         {{ lara_rate_with_counts('trigger_rate', 'counted.retrieval_turn_count', 'counted.prompt_count') }},
-        '{{ reference_surface }}' as reference_surface,
+        {{ reference_surface }} as reference_surface,
         {{ lara_rate('reference.reference_retrieval_turn_count', 'reference.reference_prompt_count') }}
             as reference_trigger_rate,
         case
-            when counted.surface <> '{{ reference_surface }}'
+            when counted.surface <> {{ reference_surface }}
                 then
                     {{ lara_rate('reference.reference_retrieval_turn_count', 'reference.reference_prompt_count') }}
                     - {{ lara_rate('counted.retrieval_turn_count', 'counted.prompt_count') }}
         end as rough_missed_retrieval_share_estimate,
         case
-            when counted.surface = '{{ reference_surface }}' then 'reference_surface'
+            when counted.surface = {{ reference_surface }} then 'reference_surface'
             when coalesce(reference.reference_prompt_count, 0) = 0 then 'no_reference_prompts'
             when counted.prompt_count = 0 then 'no_prompts'
         end as rough_estimate_null_reason,
