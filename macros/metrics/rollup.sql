@@ -70,7 +70,7 @@
         {%- for pair in dimensions -%}{%- do output_dimensions.append(pair[0]) -%}{%- endfor -%}
     {%- endif -%}
     {%- set keys = fixed + output_dimensions -%}
-{{ name }}__units as (
+{{ name }}__units as {{ lara_inline_cte() }} (
 
     select
         {{ rows }}.*

@@ -27,8 +27,10 @@ with
 
 {{ lara_days_this_run_cte() }}
 
-{# Every logged retrieval with its scope flags and its Tier facts. #}
-scoped as (
+{# Every logged retrieval with its scope flags and its Tier facts. Read
+   three times (credits and both roll-ups): inlined, not held in memory
+   (lara_inline_cte). #}
+scoped as {{ lara_inline_cte() }} (
 
     {{ lara_scoped_retrieval_facts(
         [
