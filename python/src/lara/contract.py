@@ -40,6 +40,9 @@ class Column:
     # carry its counterfactual outcomes (metrics.md v2: a null CTU on an `ok`
     # replay is quarantined, never dropped from the percentiles).
     required_when: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The contract's prose (the source column description); staging YAML
+    # repeats it (lara.staging_yaml). Not part of a column's identity.
+    description: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,7 @@ def load_contract(path: Path | None = None) -> dict[str, Table]:
                         (other, tuple(str(v) for v in values))
                         for other, values in (meta.get("required_when") or {}).items()
                     ),
+                    description=(column.get("description") or "").strip(),
                 )
             )
         meta = table.get("meta", {})
