@@ -354,16 +354,3 @@ days_this_run as (
     insert into {{ target }} ({{ columns }})
     select {{ columns }} from {{ arg_dict['temp_relation'] }}
 {% endmacro %}
-
-
-{% macro lara_materialized_cte() -%}
-    {{ return(adapter.dispatch('lara_materialized_cte', 'lara')()) }}
-{%- endmacro %}
-
-{#- Compute a CTE once even where the planner would inline it. -#}
-{% macro duckdb__lara_materialized_cte() -%}
-    materialized
-{%- endmacro %}
-
-{% macro default__lara_materialized_cte() -%}
-{%- endmacro %}
