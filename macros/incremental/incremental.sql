@@ -29,7 +29,7 @@
 {% macro lara_overwrites_partitions() -%}
     {#- True where plain tables have no DELETE (Spark without Delta): the
         incremental models there replace whole partitions instead of rows
-        (macros/spark/incremental.sql). -#}
+        (spark_strategies.sql). -#}
     {{ return(target.type == 'spark') }}
 {%- endmacro %}
 
