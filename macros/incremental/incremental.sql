@@ -29,7 +29,7 @@
 {% macro lara_overwrites_partitions() -%}
     {#- True where plain tables have no DELETE (Spark without Delta): the
         incremental models there replace whole partitions instead of rows
-        (macros/spark/incremental.sql). -#}
+        (spark_strategies.sql). -#}
     {{ return(target.type == 'spark') }}
 {%- endmacro %}
 
@@ -354,16 +354,3 @@ days_this_run as (
     insert into {{ target }} ({{ columns }})
     select {{ columns }} from {{ arg_dict['temp_relation'] }}
 {% endmacro %}
-
-
-{% macro lara_materialized_cte() -%}
-    {{ return(adapter.dispatch('lara_materialized_cte', 'lara')()) }}
-{%- endmacro %}
-
-{#- Compute a CTE once even where the planner would inline it. -#}
-{% macro duckdb__lara_materialized_cte() -%}
-    materialized
-{%- endmacro %}
-
-{% macro default__lara_materialized_cte() -%}
-{%- endmacro %}

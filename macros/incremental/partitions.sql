@@ -1,7 +1,7 @@
 {#
     Custom incremental strategy `lara_replace_partitions` of the base models
     (DuckDB; the Spark implementation of the same name is in
-    macros/spark/incremental.sql): a run replaces every row of the raw
+    spark_strategies.sql): a run replaces every row of the raw
     partitions it read (lara_pending_partitions) and every earlier version
     of a key it re-judged, then inserts the batch. A partition is read whole,
     so replacing it whole also removes the rows of a file rewritten in place

@@ -38,17 +38,6 @@
 {% endmacro %}
 
 
-{% macro lara_contract_tables() %}
-    {#- The contract tables as {name, required_table, key, columns}. -#}
-    {%- set tables = [] -%}
-    {%- for name, spec in lara_contract().items() -%}
-        {%- do tables.append({'name': name, 'required_table': spec.required_table,
-            'key': spec.key, 'columns': spec.columns}) -%}
-    {%- endfor -%}
-    {{ return(tables) }}
-{% endmacro %}
-
-
 {% macro lara_raw_listing_relation(identifier='raw_files') %}
     {{ return(var('lara_raw_schema', 'lara_raw') ~ '.' ~ identifier) }}
 {% endmacro %}

@@ -379,7 +379,7 @@ def test_spark_incremental_run_read_only_pending_partitions(engines):
 
 def test_view_column_comments_fit_the_hive_metastore(engines):
     """Views carry their column docs as comments, cut to the 256 characters
-    a Hive 2.x metastore stores (macros/spark/column_comments.sql): a longer
+    a Hive 2.x metastore stores (macros/relations/column_comments.sql): a longer
     one fails the metastore insert and costs ten retries per view."""
     frame = engines["spark"].query_df("describe table staging.stg_lara__prompts")
     comments = dict(zip(frame["col_name"], frame["comment"], strict=True))

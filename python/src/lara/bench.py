@@ -712,7 +712,7 @@ READING = """\
 - **Where the build's time goes** (the per-size breakdown above: node seconds summed over
   the two threads). At 1M events the build is still dominated by fixed costs (parsing 636
   nodes, unit tests, many small queries) and the base models: the raw registration
-  (`macros/raw/register_raw_sources.sql`) reads Parquet as text (every column cast to
+  (`macros/raw/register.sql`) reads Parquet as text (every column cast to
   varchar, lists re-encoded as JSON, a `_raw_row` JSON of every row) and the base models
   parse it back, so JSON Lines and Parquet are treated alike and every bad row is kept with
   its reason; the reference reads the typed columns and skips all of that. At 5M events

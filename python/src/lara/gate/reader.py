@@ -3,7 +3,7 @@
 The files (`<root>/<table>/dt=YYYY-MM-DD/*.parquet|*.jsonl|*.jsonl.gz`, formats
 mixed freely) are loaded file by file into a temporary on-disk DuckDB
 database, every contract column as text, exactly as delivered (the same shape
-as the dbt raw views of macros/raw/register_raw_sources.sql). A JSON Lines
+as the dbt raw views of macros/raw/register.sql). A JSON Lines
 file is read one line per row, so a line that does not parse is a row with
 `_is_parseable = false`, never an error. A file that cannot be read at all
 becomes one row with `_file_error` set.

@@ -6,7 +6,7 @@
     aggregate is computed once. -#}
 
 {#- lara_rate_with_counts: a proportion with its Wilson score interval
-    (macros/metrics lara_rate_columns), preceded by its counts. -#}
+    (lara_rate_columns of rates.sql), preceded by its counts. -#}
 {% macro lara_rate_with_counts(metric, numerator_column, denominator_column) -%}
     {{ numerator_column }} as {{ metric }}_numerator,
     {{ denominator_column }} as {{ metric }}_denominator,
@@ -16,7 +16,7 @@
 
 {#- lara_mean_with_counts: a mean of per-unit values (numerator = their sum,
     denominator = their count) with the normal-approximation interval of
-    macros/metrics (lara_mean_ci_low / lara_mean_ci_high: mean -/+ 1.96 s /
+    rates.sql (lara_mean_ci_low / lara_mean_ci_high: mean -/+ 1.96 s /
     sqrt(n), null below 2 units; a mean is not a proportion, so no Wilson
     interval). The sum of squares is published too, so the interval can be
     re-aggregated. -#}

@@ -5,7 +5,7 @@
     reporting_surfaces).
 
     lara_reporting_grouping_level(is_period_total, surface): the label of
-    the row's grain, in the words of macros/metrics lara_grouping_level:
+    the row's grain, in the words of lara_grouping_level (rollup.sql):
     `overall`, `day`, `surface` or `day x surface`. -#}
 {% macro lara_reporting_grouping_level(is_period_total, surface) -%}
     case
