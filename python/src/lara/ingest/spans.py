@@ -396,14 +396,20 @@ class _Names:
         return f"{alias}.scope_spans"
 
 
-def _otlp_spans_sql(n: _Names) -> str:
-    """Spans of the requests in `otlp_docs` (one spelling) with their attribute lists."""
+def _otlp_requests_sql(n: _Names) -> str:
+    """The requests of `otlp_docs` in one spelling, parsed into the OTLP structure."""
     return f"""
-with requests as (
     select doc_no, from_json(doc, '{n.structure()}') as r
     from otlp_docs
     where camel = {str(n.camel).lower()}
-),
+"""
+
+
+def _otlp_spans_sql(n: _Names, requests: str | None = None) -> str:
+    """Spans of the parsed requests (`doc_no`, `r`; by default those of `otlp_docs` in
+    one spelling) with their attribute lists."""
+    return f"""
+with requests as ({requests or _otlp_requests_sql(n)}),
 resources as (
     select
         doc_no,
@@ -565,9 +571,10 @@ def _structured(con: duckdb.DuckDBPyConnection, structured: pd.DataFrame) -> pd.
     return flatten_json(con, converted)
 
 
-def _otlp_batch(con: duckdb.DuckDBPyConnection) -> _Batch:
-    """The OTLP requests in temp table `otlp_docs(doc_no, doc, camel)` as a batch."""
-    parts = [
+def _otlp_batch(con: duckdb.DuckDBPyConnection, parts: list[str] | None = None) -> _Batch:
+    """The OTLP requests in temp table `otlp_docs(doc_no, doc, camel)` as a batch (or the
+    spans of the queries `parts`, see `_otlp_spans_sql`)."""
+    parts = parts or [
         _otlp_spans_sql(_Names(camel))
         for (camel,) in con.execute("select distinct camel from otlp_docs").fetchall()
     ]
@@ -899,6 +906,53 @@ def _protobuf_json(path: Path) -> str:
     return json_format.MessageToJson(message, indent=None)
 
 
+class _NotCommonOtlp(Exception):
+    """The documents are not all camelCase OTLP request objects: read them the general way."""
+
+
+# The common case, every document one camelCase OTLP request object (the Collector's file
+# exporter, the OTLP JSON encoding): parsed once, straight into the OTLP structure. A
+# document that may be anything else (a list, snake_case, a span row) takes the general
+# path, which tells the kinds apart first (parsing each document three more times).
+_COMMON_OTLP_CHECK_SQL = r"""
+select coalesce(bool_and(
+    contains(doc, '"resourceSpans"')
+    and not contains(doc, '"resource_spans"')
+    and not regexp_matches(doc, '^\s*\[')
+), false)
+from ({relation})
+"""
+
+_COMMON_OTLP_DOCS_SQL = """
+create or replace temp table otlp_docs as
+select (row_number() over () - 1)::bigint as doc_no, doc::varchar as doc, true as camel
+from ({relation})
+"""
+
+_COMMON_OTLP_REQUESTS_SQL = """
+create or replace temp table otlp_requests as {requests}
+"""
+
+
+def _common_otlp_batch(con: duckdb.DuckDBPyConnection, relation: str) -> _Batch:
+    """The documents of `relation` (`doc`) as a batch when they are all camelCase OTLP
+    requests (one object each, `resourceSpans` at the top); else `_NotCommonOtlp`."""
+    if not con.execute(_COMMON_OTLP_CHECK_SQL.format(relation=relation)).fetchone()[0]:
+        raise _NotCommonOtlp
+    names = _Names(camel=True)
+    try:
+        con.execute(_COMMON_OTLP_DOCS_SQL.format(relation=relation))
+        con.execute(_COMMON_OTLP_REQUESTS_SQL.format(requests=_otlp_requests_sql(names)))
+    except duckdb.Error as error:  # not JSON, or not of the OTLP structure
+        raise _NotCommonOtlp from error
+    missing = con.execute(
+        "select count(*) from otlp_requests where r.resourceSpans is null"
+    ).fetchone()[0]
+    if missing:  # `resourceSpans` only inside a value, or null
+        raise _NotCommonOtlp
+    return _otlp_batch(con, [_otlp_spans_sql(names, "select doc_no, r from otlp_requests")])
+
+
 def documents_batch(
     con: duckdb.DuckDBPyConnection, texts: Sequence[str], origin: str
 ) -> tuple[_Batch, str]:
@@ -910,7 +964,10 @@ def documents_batch(
         "texts_in", pa.Table.from_batches(batches, pa.schema([("doc", pa.large_string())]))
     )
     try:
-        return _documents_batch(con, "select doc from texts_in", origin)
+        try:
+            return _common_otlp_batch(con, "select doc from texts_in"), "otlp_json"
+        except _NotCommonOtlp:
+            return _documents_batch(con, "select doc from texts_in", origin)
     finally:
         con.unregister("texts_in")
 
@@ -980,7 +1037,10 @@ def _read_file(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[_Batch, str]
         con.execute(f"create or replace temp table file_docs as {relation}", [str(path)])
     except duckdb.Error as error:
         raise ValueError(f"lara ingest: {path} is not JSON / JSON Lines: {error}") from error
-    return _documents_batch(con, "select doc from file_docs", str(path))
+    try:
+        return _common_otlp_batch(con, "select doc from file_docs"), "otlp_json"
+    except _NotCommonOtlp:
+        return _documents_batch(con, "select doc from file_docs", str(path))
 
 
 def span_set(
