@@ -75,7 +75,7 @@ MAX_JSON_OBJECT_BYTES = 2_000_000_000
 # --- DuckDB: one in-process connection per read, with the macros below -------------------
 
 _MACROS = r"""
-create or replace temp macro lara_id(x) as (
+create or replace temp macro lara_any_id(x) as (
     case
         when x is null or trim(x::varchar) = '' then null
         when regexp_full_match(trim(x::varchar), '0+') then null
@@ -89,6 +89,15 @@ create or replace temp macro lara_id(x) as (
                 else lower(hex(from_base64(trim(x::varchar))))
             end
         else trim(x::varchar)
+    end
+);
+create or replace temp macro lara_id(x) as (
+    case
+        -- the common case first (one regular expression): lower-case hex, not all zeros
+        when regexp_full_match(x::varchar, '[0-9a-f]{16}|[0-9a-f]{32}')
+            and not regexp_full_match(x::varchar, '0+')
+            then x::varchar
+        else lara_any_id(x)
     end
 );
 create or replace temp macro lara_vtype(t) as (
@@ -571,6 +580,23 @@ def _structured(con: duckdb.DuckDBPyConnection, structured: pd.DataFrame) -> pd.
     return flatten_json(con, converted)
 
 
+_ONE_VALUE_PER_KEY = "qualify row_number() over (partition by row, key order by priority desc) = 1"
+
+# Whether some (row, key) of a long attribute table may repeat: compares hashes of the keys
+# (a collision only sends the table through the window below, which is exact).
+_MAY_REPEAT_KEYS_SQL = """
+select count(*) > (select count(*) from (select distinct row, hash(key) from {table}))
+from {table}
+"""
+
+
+def _one_value_per_key(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """The clause keeping one value per (row, key) of `table` (the highest priority); none
+    when no key repeats."""
+    may_repeat = con.execute(_MAY_REPEAT_KEYS_SQL.format(table=table)).fetchone()[0]
+    return _ONE_VALUE_PER_KEY if may_repeat else ""
+
+
 def _otlp_batch(con: duckdb.DuckDBPyConnection, parts: list[str] | None = None) -> _Batch:
     """The OTLP requests in temp table `otlp_docs(doc_no, doc, camel)` as a batch (or the
     spans of the queries `parts`, see `_otlp_spans_sql`)."""
@@ -603,8 +629,8 @@ def _otlp_batch(con: duckdb.DuckDBPyConnection, parts: list[str] | None = None) 
         )
         con.unregister("structured_flat")
     con.execute(
-        f"create or replace temp table {table} as select row, key, value, vtype from {table} "
-        "qualify row_number() over (partition by row, key order by priority desc) = 1"
+        f"create or replace temp table {table} as "
+        f"select row, key, value, vtype from {table} {_one_value_per_key(con, table)}"
     )
     attributes = table
     events = con.execute(_OTLP_EVENTS_SQL).df()
@@ -1043,6 +1069,23 @@ def _read_file(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[_Batch, str]
         return _documents_batch(con, "select doc from file_docs", str(path))
 
 
+def _renumber_attributes(con: duckdb.DuckDBPyConnection, renumber: pd.DataFrame) -> None:
+    """Table `all_attrs` as `attrs`, rows renumbered `old` -> `new` (rows not in `renumber`
+    dropped); when every row keeps its number, the table is only renamed."""
+    if np.array_equal(renumber["old"].to_numpy(), renumber["new"].to_numpy()):
+        con.execute("delete from all_attrs where row < 0 or row >= ?", [len(renumber)])
+        con.execute("drop table if exists attrs; alter table all_attrs rename to attrs")
+        return
+    con.register("renumber", renumber)
+    con.execute(
+        "create or replace temp table attrs as "
+        "select r.new as row, a.key, a.value, a.vtype "
+        "from all_attrs as a join renumber as r on r.old = a.row; "
+        "drop table all_attrs"
+    )
+    con.unregister("renumber")
+
+
 def span_set(
     con: duckdb.DuckDBPyConnection, batches: Iterable[_Batch], result: SpanSet | None = None
 ) -> SpanSet:
@@ -1084,14 +1127,7 @@ def span_set(
     renumber = pd.DataFrame(
         {"old": frame["row"].to_numpy(dtype="int64"), "new": np.arange(len(frame), dtype="int64")}
     )
-    con.register("renumber", renumber)
-    con.execute(
-        "create or replace temp table attrs as "
-        "select r.new as row, a.key, a.value, a.vtype "
-        "from all_attrs as a join renumber as r on r.old = a.row; "
-        "drop table all_attrs"
-    )
-    con.unregister("renumber")
+    _renumber_attributes(con, renumber)
     mapping = pd.Series(renumber["new"].to_numpy(), index=renumber["old"].to_numpy())
     if events:
         all_events = pd.concat(events, ignore_index=True)
