@@ -2,10 +2,11 @@
 reference SQL agrees with marts.fct_retrievals, every column of every row, on
 the built clean and bad-rows samples, and the comparison notices a changed
 value; the process measurement works, the IR comparison agrees with
-pytrec_eval, and the report renders."""
+pytrec_eval, and the report renders (with the span-flattening section)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -175,3 +176,32 @@ def test_targets_say_when_the_largest_size_is_missing() -> None:
     text = "\n".join(bench._targets([_size(1_000_000, 60.0, 10.0, 15.0, 1500.0)], []))
     assert "not measured (largest size built: 1,000,000 events) | **no**" in text
     assert "one-day incremental build under 10% of the full build | not measured" in text
+
+
+def test_span_flattening_section_and_target() -> None:
+    """`lara bench --spans N`: the span-flattening section (spans, wall and CPU seconds,
+    spans per CPU second, the ratio to the row-by-row loop) and its target row."""
+    measured = bench.bench_span_flattening(500)
+    assert measured.spans == 500 and measured.cpu_s >= 0
+    slow = bench.SpanResult(100_000, 3.0, 2.5)  # 40,000 spans per CPU s: 3.0x the loop
+    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], slow)
+    assert "## Span flattening" in report
+    assert "| 100,000 | 3.00 | 2.50 | 40,000 | 3.0x |" in report
+    assert "13,500 spans per CPU second" in report and "df8f717" in report
+    row = [line for line in report.splitlines() if line.startswith("| span flattening >=")]
+    assert row == [
+        "| span flattening >= 10x the row-by-row loop (issue 19) | 40,000 spans per CPU s"
+        " (100,000 spans) = 3.0x | **no** (0.30x the target) |"
+    ]
+    fast = bench.SpanResult(100_000, 1.0, 0.5)  # 200,000 spans per CPU s: 14.8x
+    assert "= 14.8x | yes |" in "\n".join(bench._targets([], [], fast))
+    skipped = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [])
+    assert "## Span flattening" not in skipped
+    assert "the row-by-row loop (issue 19) | not measured |" in skipped
+
+
+def test_spans_option() -> None:
+    parser = argparse.ArgumentParser()
+    bench.add_bench_arguments(parser)
+    assert parser.parse_args([]).spans == 100_000
+    assert parser.parse_args(["--spans", "0"]).spans == 0

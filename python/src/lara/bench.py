@@ -1,6 +1,8 @@
 """`lara bench`: generator throughput, full `dbt build` time and peak RSS, and a
 hand-written DuckDB reference for fct_retrievals, at increasing log sizes;
-plus the project's NDCG@K SQL against pytrec_eval on labelled lists.
+plus the project's NDCG@K SQL against pytrec_eval on labelled lists, and the
+speed of span flattening (`lara ingest`'s reading and OpenInference extraction
+of synthetic OTLP spans, in spans per CPU second).
 
 Sizes are in events (rows of prompts + retrievals + actions). Every dbt build
 and every reference run is a child process run under `/usr/bin/time -v` (or,
@@ -548,6 +550,75 @@ def bench_ir(
 # --------------------------------------------------------------------------- report
 
 
+#: Spans per CPU second of the row-by-row span flattening (a Python loop over spans after
+#: `json.loads`, `lara` at commit df8f717) on `lara.ingest.bench_spans(100_000)`: measured
+#: three times in docs/ingest.md, section "Speed" (7.38, 7.44, 7.47 CPU s).
+ROW_BY_ROW_SPANS_PER_CPU_S = 13_500.0
+#: issue 19: columnar span flattening 10x the row-by-row loop
+TARGET_SPAN_SPEEDUP = 10.0
+
+
+@dataclass
+class SpanResult:
+    """One run of `lara.ingest.bench_spans`: spans read and extracted, wall and CPU seconds."""
+
+    spans: int
+    wall_s: float
+    cpu_s: float
+
+    @property
+    def spans_per_cpu_s(self) -> float:
+        return self.spans / self.cpu_s if self.cpu_s else float("nan")
+
+    @property
+    def speedup(self) -> float:
+        """Spans per CPU second over the row-by-row loop's."""
+        return self.spans_per_cpu_s / ROW_BY_ROW_SPANS_PER_CPU_S
+
+
+def bench_span_flattening(n_spans: int) -> SpanResult:
+    """Time `lara ingest`'s span flattening on `n_spans` synthetic spans (in this process)."""
+    from lara.ingest import bench_spans
+
+    _log(f"[bench] span flattening: {n_spans:,} spans")
+    found = bench_spans(n_spans)
+    return SpanResult(found["n_spans"], found["seconds"], found["cpu_seconds"])
+
+
+def render_spans(spans: SpanResult | None) -> list[str]:
+    """The report's span-flattening section (nothing when not measured)."""
+    if spans is None:
+        return []
+    return [
+        "",
+        "## Span flattening",
+        "",
+        "`lara.ingest.bench_spans`: synthetic OpenInference spans (traces of five: agent,"
+        " retriever with five documents, tool call, LLM call, chain step) as OTLP JSON"
+        " requests of 512 spans held in memory, read into the columnar span set and"
+        " extracted (prompts, retrievals, documents, tool references), in this process. CPU"
+        " seconds count every thread of the process; the row-by-row loop (a Python loop over"
+        " spans after `json.loads`, `lara` at df8f717) did about"
+        f' {ROW_BY_ROW_SPANS_PER_CPU_S:,.0f} spans per CPU second (docs/ingest.md, "Speed").',
+        "",
+        "| spans | wall s | CPU s | spans per CPU second | vs the row-by-row loop |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {spans.spans:,} | {spans.wall_s:.2f} | {spans.cpu_s:.2f}"
+        f" | {spans.spans_per_cpu_s:,.0f} | {spans.speedup:.1f}x |",
+    ]
+
+
+def _span_target(spans: SpanResult | None) -> list[str]:
+    label = f"span flattening >= {TARGET_SPAN_SPEEDUP:g}x the row-by-row loop (issue 19)"
+    if spans is None:
+        return [f"| {label} | not measured | |"]
+    miss = f"{spans.speedup / TARGET_SPAN_SPEEDUP:.2f}x the target"
+    return [
+        f"| {label} | {spans.spans_per_cpu_s:,.0f} spans per CPU s ({spans.spans:,} spans)"
+        f" = {spans.speedup:.1f}x | {_met(spans.speedup >= TARGET_SPAN_SPEEDUP, miss)} |"
+    ]
+
+
 def _points(results: list[SizeResult], attr: str) -> list[tuple[int, float]]:
     """(events, seconds) of `attr`; failed dbt builds are left out of the dbt fit."""
     return [
@@ -578,6 +649,7 @@ def render_report(
     threads: int,
     notes: list[str],
     incremental: list[IncrementalResult] | None = None,
+    spans: SpanResult | None = None,
 ) -> str:
     lines = [
         "# Benchmarks",
@@ -662,7 +734,8 @@ def render_report(
                 f" log-log slope {exponent:.2f} (1 = linear); marginal seconds per million"
                 f" events between consecutive sizes: {marginal}"
             )
-    lines += _targets(results, incremental or [])
+    lines += render_spans(spans)
+    lines += _targets(results, incremental or [], spans)
     if ir:
         lines += [
             "",
@@ -784,8 +857,13 @@ def _over(value: float, target: float) -> str:
     return f"{value / target:.2f}x the target"
 
 
-def _targets(results: list[SizeResult], incremental: list[IncrementalResult]) -> list[str]:
-    """Every target of the scale issue: met or missed, and by how much."""
+def _targets(
+    results: list[SizeResult],
+    incremental: list[IncrementalResult],
+    spans: SpanResult | None = None,
+) -> list[str]:
+    """Every target of the scale issue (and issue 19's span flattening): met or missed, and
+    by how much."""
     lines = ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
     built = [r for r in results if r.dbt_build_s and r.dbt_ok]
     for r in results:
@@ -861,6 +939,7 @@ def _targets(results: list[SizeResult], incremental: list[IncrementalResult]) ->
             f"| generator >= 500k events/s (earlier issue) | {eps:,.0f} events/s (slowest size)"
             f" | {_met(eps >= TARGET_GENERATOR_EPS, _over(eps, TARGET_GENERATOR_EPS))} |"
         )
+    lines += _span_target(spans)
     if top is not None and top.dbt_breakdown.get("models_s"):
         ranked = list(top.dbt_breakdown["models_s"].items())[:TOP_MODELS]
         lines += [
@@ -906,6 +985,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="labelled lists for the IR comparison (0 = skip)",
     )
     parser.add_argument("--ir-only", action="store_true", help="only the IR comparison")
+    parser.add_argument(
+        "--spans",
+        type=int,
+        default=100_000,
+        help="synthetic spans for the span-flattening measurement (0 = skip)",
+    )
     parser.add_argument(
         "--incremental-events-per-day",
         type=int,
@@ -970,7 +1055,7 @@ def bench_main(args: argparse.Namespace) -> int:
 
     def write() -> None:
         report = render_report(
-            machine, results, ir, args.memory_limit, args.threads, notes, incremental
+            machine, results, ir, args.memory_limit, args.threads, notes, incremental, spans
         )
         args.out.write_text(report + render_incremental(incremental))
         (work / "bench_results.json").write_text(
@@ -979,6 +1064,7 @@ def bench_main(args: argparse.Namespace) -> int:
                     "results": [asdict(r) for r in results],
                     "ir": ir and asdict(ir),
                     "incremental": [asdict(r) for r in incremental],
+                    "spans": spans and asdict(spans),
                 },
                 indent=2,
                 default=str,
@@ -986,6 +1072,7 @@ def bench_main(args: argparse.Namespace) -> int:
         )
 
     ir: IrResult | None = None
+    spans: SpanResult | None = None
     saved = work / "bench_results.json"
     if args.merge and saved.exists():
         previous = json.loads(saved.read_text())
@@ -995,6 +1082,11 @@ def bench_main(args: argparse.Namespace) -> int:
             ir = IrResult(**previous["ir"])
         if isinstance(previous.get("incremental"), list) and not args.incremental_events_per_day:
             incremental = [IncrementalResult(**r) for r in previous["incremental"]]
+        if previous.get("spans") and not args.spans:
+            spans = SpanResult(**previous["spans"])
+    if args.spans:
+        spans = bench_span_flattening(args.spans)
+        write()
     if args.ir_lists:
         compiled = _compiled_relevance(work)
         ir = bench_ir(args.ir_lists, args.seed, compiled, args.threads, args.memory_limit)

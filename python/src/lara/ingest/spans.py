@@ -75,7 +75,7 @@ MAX_JSON_OBJECT_BYTES = 2_000_000_000
 # --- DuckDB: one in-process connection per read, with the macros below -------------------
 
 _MACROS = r"""
-create or replace temp macro lara_id(x) as (
+create or replace temp macro lara_any_id(x) as (
     case
         when x is null or trim(x::varchar) = '' then null
         when regexp_full_match(trim(x::varchar), '0+') then null
@@ -89,6 +89,15 @@ create or replace temp macro lara_id(x) as (
                 else lower(hex(from_base64(trim(x::varchar))))
             end
         else trim(x::varchar)
+    end
+);
+create or replace temp macro lara_id(x) as (
+    case
+        -- the common case first (one regular expression): lower-case hex, not all zeros
+        when regexp_full_match(x::varchar, '[0-9a-f]{16}|[0-9a-f]{32}')
+            and not regexp_full_match(x::varchar, '0+')
+            then x::varchar
+        else lara_any_id(x)
     end
 );
 create or replace temp macro lara_vtype(t) as (
@@ -396,14 +405,20 @@ class _Names:
         return f"{alias}.scope_spans"
 
 
-def _otlp_spans_sql(n: _Names) -> str:
-    """Spans of the requests in `otlp_docs` (one spelling) with their attribute lists."""
+def _otlp_requests_sql(n: _Names) -> str:
+    """The requests of `otlp_docs` in one spelling, parsed into the OTLP structure."""
     return f"""
-with requests as (
     select doc_no, from_json(doc, '{n.structure()}') as r
     from otlp_docs
     where camel = {str(n.camel).lower()}
-),
+"""
+
+
+def _otlp_spans_sql(n: _Names, requests: str | None = None) -> str:
+    """Spans of the parsed requests (`doc_no`, `r`; by default those of `otlp_docs` in
+    one spelling) with their attribute lists."""
+    return f"""
+with requests as ({requests or _otlp_requests_sql(n)}),
 resources as (
     select
         doc_no,
@@ -565,9 +580,27 @@ def _structured(con: duckdb.DuckDBPyConnection, structured: pd.DataFrame) -> pd.
     return flatten_json(con, converted)
 
 
-def _otlp_batch(con: duckdb.DuckDBPyConnection) -> _Batch:
-    """The OTLP requests in temp table `otlp_docs(doc_no, doc, camel)` as a batch."""
-    parts = [
+_ONE_VALUE_PER_KEY = "qualify row_number() over (partition by row, key order by priority desc) = 1"
+
+# Whether some (row, key) of a long attribute table may repeat: compares hashes of the keys
+# (a collision only sends the table through the window below, which is exact).
+_MAY_REPEAT_KEYS_SQL = """
+select count(*) > (select count(*) from (select distinct row, hash(key) from {table}))
+from {table}
+"""
+
+
+def _one_value_per_key(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """The clause keeping one value per (row, key) of `table` (the highest priority); none
+    when no key repeats."""
+    may_repeat = con.execute(_MAY_REPEAT_KEYS_SQL.format(table=table)).fetchone()[0]
+    return _ONE_VALUE_PER_KEY if may_repeat else ""
+
+
+def _otlp_batch(con: duckdb.DuckDBPyConnection, parts: list[str] | None = None) -> _Batch:
+    """The OTLP requests in temp table `otlp_docs(doc_no, doc, camel)` as a batch (or the
+    spans of the queries `parts`, see `_otlp_spans_sql`)."""
+    parts = parts or [
         _otlp_spans_sql(_Names(camel))
         for (camel,) in con.execute("select distinct camel from otlp_docs").fetchall()
     ]
@@ -596,8 +629,8 @@ def _otlp_batch(con: duckdb.DuckDBPyConnection) -> _Batch:
         )
         con.unregister("structured_flat")
     con.execute(
-        f"create or replace temp table {table} as select row, key, value, vtype from {table} "
-        "qualify row_number() over (partition by row, key order by priority desc) = 1"
+        f"create or replace temp table {table} as "
+        f"select row, key, value, vtype from {table} {_one_value_per_key(con, table)}"
     )
     attributes = table
     events = con.execute(_OTLP_EVENTS_SQL).df()
@@ -899,6 +932,53 @@ def _protobuf_json(path: Path) -> str:
     return json_format.MessageToJson(message, indent=None)
 
 
+class _NotCommonOtlp(Exception):
+    """The documents are not all camelCase OTLP request objects: read them the general way."""
+
+
+# The common case, every document one camelCase OTLP request object (the Collector's file
+# exporter, the OTLP JSON encoding): parsed once, straight into the OTLP structure. A
+# document that may be anything else (a list, snake_case, a span row) takes the general
+# path, which tells the kinds apart first (parsing each document three more times).
+_COMMON_OTLP_CHECK_SQL = r"""
+select coalesce(bool_and(
+    contains(doc, '"resourceSpans"')
+    and not contains(doc, '"resource_spans"')
+    and not regexp_matches(doc, '^\s*\[')
+), false)
+from ({relation})
+"""
+
+_COMMON_OTLP_DOCS_SQL = """
+create or replace temp table otlp_docs as
+select (row_number() over () - 1)::bigint as doc_no, doc::varchar as doc, true as camel
+from ({relation})
+"""
+
+_COMMON_OTLP_REQUESTS_SQL = """
+create or replace temp table otlp_requests as {requests}
+"""
+
+
+def _common_otlp_batch(con: duckdb.DuckDBPyConnection, relation: str) -> _Batch:
+    """The documents of `relation` (`doc`) as a batch when they are all camelCase OTLP
+    requests (one object each, `resourceSpans` at the top); else `_NotCommonOtlp`."""
+    if not con.execute(_COMMON_OTLP_CHECK_SQL.format(relation=relation)).fetchone()[0]:
+        raise _NotCommonOtlp
+    names = _Names(camel=True)
+    try:
+        con.execute(_COMMON_OTLP_DOCS_SQL.format(relation=relation))
+        con.execute(_COMMON_OTLP_REQUESTS_SQL.format(requests=_otlp_requests_sql(names)))
+    except duckdb.Error as error:  # not JSON, or not of the OTLP structure
+        raise _NotCommonOtlp from error
+    missing = con.execute(
+        "select count(*) from otlp_requests where r.resourceSpans is null"
+    ).fetchone()[0]
+    if missing:  # `resourceSpans` only inside a value, or null
+        raise _NotCommonOtlp
+    return _otlp_batch(con, [_otlp_spans_sql(names, "select doc_no, r from otlp_requests")])
+
+
 def documents_batch(
     con: duckdb.DuckDBPyConnection, texts: Sequence[str], origin: str
 ) -> tuple[_Batch, str]:
@@ -910,7 +990,10 @@ def documents_batch(
         "texts_in", pa.Table.from_batches(batches, pa.schema([("doc", pa.large_string())]))
     )
     try:
-        return _documents_batch(con, "select doc from texts_in", origin)
+        try:
+            return _common_otlp_batch(con, "select doc from texts_in"), "otlp_json"
+        except _NotCommonOtlp:
+            return _documents_batch(con, "select doc from texts_in", origin)
     finally:
         con.unregister("texts_in")
 
@@ -980,7 +1063,27 @@ def _read_file(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[_Batch, str]
         con.execute(f"create or replace temp table file_docs as {relation}", [str(path)])
     except duckdb.Error as error:
         raise ValueError(f"lara ingest: {path} is not JSON / JSON Lines: {error}") from error
-    return _documents_batch(con, "select doc from file_docs", str(path))
+    try:
+        return _common_otlp_batch(con, "select doc from file_docs"), "otlp_json"
+    except _NotCommonOtlp:
+        return _documents_batch(con, "select doc from file_docs", str(path))
+
+
+def _renumber_attributes(con: duckdb.DuckDBPyConnection, renumber: pd.DataFrame) -> None:
+    """Table `all_attrs` as `attrs`, rows renumbered `old` -> `new` (rows not in `renumber`
+    dropped); when every row keeps its number, the table is only renamed."""
+    if np.array_equal(renumber["old"].to_numpy(), renumber["new"].to_numpy()):
+        con.execute("delete from all_attrs where row < 0 or row >= ?", [len(renumber)])
+        con.execute("drop table if exists attrs; alter table all_attrs rename to attrs")
+        return
+    con.register("renumber", renumber)
+    con.execute(
+        "create or replace temp table attrs as "
+        "select r.new as row, a.key, a.value, a.vtype "
+        "from all_attrs as a join renumber as r on r.old = a.row; "
+        "drop table all_attrs"
+    )
+    con.unregister("renumber")
 
 
 def span_set(
@@ -1024,14 +1127,7 @@ def span_set(
     renumber = pd.DataFrame(
         {"old": frame["row"].to_numpy(dtype="int64"), "new": np.arange(len(frame), dtype="int64")}
     )
-    con.register("renumber", renumber)
-    con.execute(
-        "create or replace temp table attrs as "
-        "select r.new as row, a.key, a.value, a.vtype "
-        "from all_attrs as a join renumber as r on r.old = a.row; "
-        "drop table all_attrs"
-    )
-    con.unregister("renumber")
+    _renumber_attributes(con, renumber)
     mapping = pd.Series(renumber["new"].to_numpy(), index=renumber["old"].to_numpy())
     if events:
         all_events = pd.concat(events, ignore_index=True)

@@ -167,18 +167,19 @@ def documents_frame(
 def has_ancestor(frame: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
     """For each span of `frame`, whether an ancestor present in the export is flagged in
     `mask` (parents followed level by level, at most MAX_SPAN_DEPTH levels)."""
-    ids = frame["span_id"].to_numpy(dtype=object)
-    parent = pd.Series(frame["parent_id"].to_numpy(dtype=object), index=ids)
-    flagged = pd.Series(np.asarray(mask, dtype=bool), index=ids)
-    current = parent.copy()
+    ids = pd.Index(frame["span_id"].to_numpy(dtype=object))
+    # The position of each span's parent in `frame` (-1: no parent, or not in the export).
+    parent = ids.get_indexer(frame["parent_id"].to_numpy(dtype=object))
+    flagged = np.asarray(mask, dtype=bool)
+    current = parent
     found = np.zeros(len(ids), dtype=bool)
     for _ in range(MAX_SPAN_DEPTH):  # bounded: a malformed export may hold a parent cycle
-        known = current.notna() & current.isin(flagged.index)
+        known = current >= 0
         if not known.any():
             break
-        hit = flagged.reindex(current.where(known)).fillna(False).to_numpy(dtype=bool)
-        found |= hit & known.to_numpy()
-        current = pd.Series(parent.reindex(current.where(known)).to_numpy(), index=ids)
+        at = np.where(known, current, 0)
+        found |= known & flagged[at]
+        current = np.where(known, parent[at], -1)
     return found
 
 
