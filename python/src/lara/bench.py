@@ -776,43 +776,34 @@ READING = """\
   need (the script's header lists what it does not check), but keeps no quarantine
   records and runs no tests. The check compares the mart and the reference row for row:
   retrieval ids both ways, then every column's type and value on every row (floats
-  within 1e-9); the tests run it on the clean and the bad-rows samples. So the ratio
-  "dbt / reference" compares the whole build (77 models, 514 data tests, 37 unit tests,
-  every mart) with the least work that yields this one mart: it is an upper bound on
-  dbt's overhead for `fct_retrievals`. The line "models in fct_retrievals' lineage" (the
-  summed execution time of the models upstream of the mart, attribution included) is the
-  closer like-for-like figure.
+  within 1e-9); the tests run it on the clean and the bad-rows samples. The line
+  "models in fct_retrievals' lineage" sums the execution time of the models upstream of
+  the mart, attribution included.
 - **Where the build's time goes** (the per-size breakdown above: node seconds summed over
-  the two threads). At 1M events the build is still dominated by fixed costs (parsing 636
-  nodes, unit tests, many small queries) and the base models: the raw registration
-  (`macros/raw/register.sql`) reads Parquet as text (every column cast to
-  varchar, lists re-encoded as JSON, a `_raw_row` JSON of every row) and the base models
-  parse it back, so JSON Lines and Parquet are treated alike and every bad row is kept with
-  its reason; the reference reads the typed columns and skips all of that. At 5M events
-  two things dominate: (a) data tests on intermediate *views*: each test re-runs the
-  view's whole query, and the tests on `int_retrieval_relevance` (100 s),
-  `int_retrieval_display_positions` (71 s), `int_retrieval_assets` (42 s),
-  `int_sessions_summarised` (30 s) and `int_prompt_effective_actions_evaluated` (25 s)
-  took about 270 of the 343 test seconds; (b) attribution and Tier 2 signals
-  (`int_action_attributions` 83 s, `fct_action_attributions` 63 s, `int_retrieval_signals`
-  59 s), and `fct_retrievals` itself (53 s, it re-runs the views it reads). Peak RSS
-  passes 4 GiB at 5M events because DuckDB's `memory_limit` (4GB) bounds its buffer pool
-  only, not the whole dbt process (Python, the manifest, and, likely, DuckDB allocations
-  outside the pool).
-- **What would close the gap.** (1) Materialise as tables the intermediate views that are
-  tested or read by several models (`int_retrieval_assets`, `int_retrieval_relevance`,
-  `int_retrieval_display_positions`, `int_retrievals_scoped`, `int_sessions_summarised`),
-  or move their tests to the tables downstream: each view is then computed once instead
-  of once per test and per consumer. (2) For Parquet, select typed columns directly (the
-  schema is already checked per file) and build `_raw_row` only for quarantined rows; keep
-  the text path for JSON Lines. (3) Prune data tests that re-check what upstream
-  guarantees (285 of the 514 are `not_null`, 88 `expression_is_true`) and keep unit tests
-  out of production builds (`--exclude resource_type:unit_test`). (4) Set
-  `LARA_DUCKDB_MEMORY_LIMIT` about 0.5 GB under the RSS budget (3.5GB for a 4 GiB
-  target), at the cost of more spilling. (5) Incremental models (issue 7, items 1-2), so
-  a day's build touches a day of data. Even so, 1.5x of a reference that builds one mart,
-  keeps no quarantine records and runs no tests is out of reach for a full build of every
-  mart with its tests; the fair comparison is the lineage figure.
+  the two threads). Every intermediate model is a table computed once and read by the
+  models and tests after it; Parquet files whose schema passed the contract are read with
+  their types (the text path and `_raw_row` only for JSON Lines and failing rows). What
+  remains is (a) the base models, which still validate every raw row, hash it for
+  duplicate detection and keep quarantine records, none of which the reference does;
+  (b) attribution (`int_action_attributions`, `fct_action_attributions`) and the marts
+  outside `fct_retrievals`' lineage (`fct_retrieval_reretrievals`: a window over every
+  user x asset timeline); (c) the data tests of a full build (`lara run --full-test`),
+  several hundred queries over whole tables. On a scheduled run the tests check only the
+  rows the run wrote.
+- **Memory.** DuckDB's `memory_limit` (3GB here) bounds its buffer pool; hash joins and
+  aggregates spill to `<warehouse>.tmp` beyond it. Two things in DuckDB 2.0 do not spill
+  and are kept out of the SQL: (1) a CTE read more than once is materialised in memory
+  with every column (DuckDB >= 1.4 decides this by itself); row-level CTEs read twice are
+  written `as {{ lara_inline_cte() }} (` (`not materialized`), which recomputes them per
+  reference instead (`agg_tier3_completion` ran out of memory at 20M events without it);
+  (2) a filter DuckDB cannot estimate (`not is_synthetic` gets a fixed 20%) can make one
+  wide input the build side of several nested joins; `fct_retrievals` filters with
+  `is_synthetic = false`, which DuckDB estimates from the column's statistics. The peak
+  RSS in the table is the whole dbt process: the pool plus Python, the manifest and
+  DuckDB's allocations outside the pool (machine table: the RSS of `dbt parse` alone).
+- **The ratios.** The reference computes one mart with the least work and no tests, so
+  "dbt / reference" for the whole build is an upper bound on dbt's overhead; "models in
+  fct_retrievals' lineage" is the like-for-like figure.
 - **Generator.** It builds all sessions in memory with numpy / pyarrow (every stage draws
   its own random stream over all sessions, so generating in day chunks would change the
   data) and is CPU-bound. Profiled at 1M and 5M events, about a quarter of its CPU time
@@ -823,17 +814,13 @@ READING = """\
   without bad rows every table is written and released as soon as it is built. On 2
   cores the generator's rate is therefore bounded by its total CPU time over two; memory
   still grows with the sessions.
-- **One-day incremental run** (section below). The daily run recomputes whole affected
-  sessions, and labels judged up to five days late plus cross-session lineage make that a
-  large share of recent sessions; the session-grained facts filter their inputs by
-  session, but the scope and relevance views they read are computed in full (DuckDB does
-  not push a semi-join on session through a view's aggregates and windows), the aggregates,
-  bridge and data-quality tables are rebuilt from whole tables, and `dbt test` checks whole
-  tables. What would close it: the scope models (`int_prompts_scoped`,
-  `int_retrievals_scoped`, `int_actions_scoped`) and `int_retrieval_relevance` as
-  session-incremental tables, the daily aggregates incremental by day, labels applied per
-  retrieval instead of per session, and data tests restricted to the affected rows on
-  incremental runs (a `where` config on `_lara_loaded_at`).
+- **One-day incremental run** (section below). The run state is a set of models in schema
+  `run_state` (the load log, this run's limits, the sessions and days this run): base
+  models read only pending partitions, session-grained models replace only the sessions
+  this run (with their lineage closure), daily aggregates only the days this run, and
+  data tests check the rows the run wrote. The run's fixed cost (parsing, the raw
+  listing, some hundred small queries and tests) dominates at these volumes, which is
+  why the share falls as the day grows.
 """
 
 #: issue 15's targets
