@@ -28,3 +28,18 @@
     from {{ ref('int_action_attributions') }}
     where is_action_synthetic and ({{ where }})
 {%- endmacro %}
+
+{#- lara_event_prompts(events): the body of a CTE, the rows of
+    int_prompts_scoped that scope the events of `events` (a CTE with
+    prompt_id and session_guid: the retrievals or actions of a run): their
+    own prompts, and every prompt of their sessions, which an event without a
+    known prompt is scoped by (lara_synthetic_sessions). On incremental runs
+    only those; every prompt on a full build. -#}
+{% macro lara_event_prompts(events) -%}
+    select * from {{ ref('int_prompts_scoped') }}
+    {%- if is_incremental() %}
+    where
+        prompt_id in (select prompt_id from {{ events }})
+        or session_guid in (select session_guid from {{ events }})
+    {%- endif %}
+{%- endmacro %}

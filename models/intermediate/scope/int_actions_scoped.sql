@@ -31,12 +31,7 @@ actions as (
 
 prompts as (
 
-    select * from {{ ref('int_prompts_scoped') }}
-    {%- if is_incremental() %}
-    where
-        prompt_id in (select prompt_id from actions)
-        or session_guid in (select session_guid from actions)
-    {%- endif %}
+    {{ lara_event_prompts('actions') }}
 
 ),
 

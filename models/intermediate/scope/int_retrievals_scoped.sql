@@ -27,12 +27,7 @@ retrievals as (
 
 prompts as (
 
-    select * from {{ ref('int_prompts_scoped') }}
-    {%- if is_incremental() %}
-    where
-        prompt_id in (select prompt_id from retrievals)
-        or session_guid in (select session_guid from retrievals)
-    {%- endif %}
+    {{ lara_event_prompts('retrievals') }}
 
 ),
 
