@@ -15,10 +15,13 @@ with
 
 {{ lara_sessions_this_run_cte() }}
 
-prompts as (
+{# Read twice (the design filter and the join): inlined, not held in memory
+   with every column (lara_inline_cte); `is_synthetic = false` is a filter
+   DuckDB can estimate (see fct_retrievals). #}
+prompts as {{ lara_inline_cte() }} (
 
     select * from {{ ref('int_prompts_scoped') }}
-    where not is_synthetic and {{ lara_in_sessions_this_run('session_guid') }}
+    where is_synthetic = false and {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
 

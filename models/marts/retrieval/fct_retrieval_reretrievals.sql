@@ -56,8 +56,9 @@ retrievals as (
 
 {# Where a later return can come from: every non-synthetic retrieval of a
     known user (misrouted ones too: they showed the asset again), from the
-    first recomputed day to N days after the last. #}
-candidate_retrievals as (
+    first recomputed day to N days after the last. This CTE and `assets` are
+    each read twice: inlined, not held in memory (lara_inline_cte). #}
+candidate_retrievals as {{ lara_inline_cte() }} (
 
     select
         retrieval_id,
@@ -72,7 +73,7 @@ candidate_retrievals as (
 
 ),
 
-assets as (
+assets as {{ lara_inline_cte() }} (
 
     select
         retrieval_id,
