@@ -26,7 +26,8 @@ from pathlib import Path
 
 import duckdb
 
-SCHEMAS = ("marts", "data_quality")
+from warehouse_diff import compared_tables
+
 #: columns whose value records when or where the build ran, not what it computed
 VOLATILE = {"_lara_loaded_at", "modified_at", "file_modified_at", "file_mtime"}
 FLOAT_TYPES = {"DOUBLE", "FLOAT", "REAL"}
@@ -95,15 +96,9 @@ def table_fingerprint(
 
 def fingerprint(warehouse: Path, raw_root: Path) -> dict[str, dict]:
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        tables = con.execute(
-            "select table_schema, table_name from information_schema.tables"
-            " where table_schema in (select unnest(?)) and table_type = 'BASE TABLE'"
-            " order by 1, 2",
-            [list(SCHEMAS)],
-        ).fetchall()
         return {
             f"{schema}.{table}": table_fingerprint(con, schema, table, str(raw_root))
-            for schema, table in tables
+            for schema, table in compared_tables(con)
         }
 
 

@@ -17,14 +17,19 @@ BOOKKEEPING = {"_lara_loaded_at"}
 SCHEMAS = ("marts", "data_quality")
 
 
+def compared_tables(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """(schema, table) of every table of SCHEMAS, in name order."""
+    return con.execute(
+        "select table_schema, table_name from information_schema.tables "
+        "where table_schema in (select unnest(?)) and table_type = 'BASE TABLE' "
+        "order by 1, 2",
+        [list(SCHEMAS)],
+    ).fetchall()
+
+
 def snapshot(warehouse: Path) -> dict[str, tuple[list[str], list[tuple]]]:
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        tables = con.execute(
-            "select table_schema, table_name from information_schema.tables "
-            "where table_schema in (select unnest(?)) and table_type = 'BASE TABLE' "
-            "order by 1, 2",
-            [list(SCHEMAS)],
-        ).fetchall()
+        tables = compared_tables(con)
         out = {}
         for schema, table in tables:
             columns = [
