@@ -132,6 +132,7 @@ def _day(days: int, day_s: float, full_s: float | None):
         day_peak_rss_mib=900.0,
         full_peak_rss_mib=None if full_s is None else 2000.0,
         ok=True,
+        idle_build_s=day_s / 3,
         recomputed={"fct_retrievals": 0.05},
         day_breakdown={"by_type_s": {"model": 10.0}, "models_s": {"fct_retrievals": 3.0}},
     )
@@ -169,6 +170,8 @@ def test_targets_report_every_target_met_or_missed() -> None:
     report = bench_incremental.render_incremental(incremental)
     assert "| 30 days | 6,000,000 | 200,000 |" in report
     assert "not run" in report and "7.5%" in report
+    # a run with nothing new (10 s): the day's cost above it is (30 - 10) / 400 = 5.0%
+    assert "| 30.0 | 900 | 10.0 | 400.0 | 2,000 | 7.5% | 5.0% | 100.0 |" in report
     assert "fct_retrievals 5.0%" in report
 
 

@@ -4,7 +4,10 @@ For each history length (30 and 60 days by default, the same events per
 day): generates N days of logs, builds the first N-1 days (the warehouse as
 it stood yesterday), delivers the last day (and every late event after it),
 then times the scheduled run, one `dbt build` with the production selector
-(models, then the data tests sized to the run). For the shortest history it
+(models, then the data tests sized to the run), and a second scheduled run
+with nothing new delivered: what a run costs before any data (dbt's start,
+the raw listing, one query per model and test), so the day's cost can be
+split into that fixed part and the part that follows the day's data. For the shortest history it
 then times a full `dbt build` of the same files into a fresh warehouse, in
 the same benchmark run, so the ratio compares like with like. Files are
 delivered as symbolic links into a landing folder, as a scheduler's sync
@@ -42,6 +45,8 @@ class IncrementalResult:
     day_peak_rss_mib: float
     full_peak_rss_mib: float | None
     ok: bool
+    #: a scheduled run with nothing new delivered (None in results written before it was measured)
+    idle_build_s: float | None = None
     notes: list[str] = field(default_factory=list)
     recomputed: dict[str, float] = field(default_factory=dict)
     day_breakdown: dict = field(default_factory=dict)
@@ -55,6 +60,13 @@ class IncrementalResult:
     def ratio_build(self) -> float | None:
         if self.full_build_s:
             return self.day_build_s / self.full_build_s
+        return None
+
+    @property
+    def ratio_data(self) -> float | None:
+        """The day's cost above a run with nothing new, over the full build."""
+        if self.full_build_s and self.idle_build_s is not None:
+            return max(self.day_build_s - self.idle_build_s, 0.0) / self.full_build_s
         return None
 
 
@@ -145,11 +157,13 @@ def bench_incremental(
     day_breakdown = dbt_breakdown(root / "target")
     recomputed = _recomputed_share(incremental)
     log(f"[bench] incremental {days} days: the day's dbt build {day.seconds:.1f} s")
+    idle = dbt(["build"], incremental, "idle")
+    log(f"[bench] incremental {days} days: a run with nothing new {idle.seconds:.1f} s")
     full = None
     if full_build:
         full = dbt(["build"], root / "full.duckdb", "full")
         log(f"[bench] incremental {days} days: full build {full.seconds:.1f} s")
-    ok = all(m.returncode == 0 for m in (hist, day, *([full] if full else [])))
+    ok = all(m.returncode == 0 for m in (hist, day, idle, *([full] if full else [])))
     result = IncrementalResult(
         sessions=sessions,
         days=days,
@@ -158,6 +172,7 @@ def bench_incremental(
         generator_s=gen_s,
         history_build_s=history_s,
         day_build_s=day.seconds,
+        idle_build_s=idle.seconds,
         full_build_s=full.seconds if full else None,
         day_peak_rss_mib=day.max_rss_kib / 1024,
         full_peak_rss_mib=full.max_rss_kib / 1024 if full else None,
@@ -208,23 +223,27 @@ def render_incremental(results: list[IncrementalResult]) -> str:
         "For each history length, the same events per day: the warehouse is built on days"
         " 1..N-1, then the last day and every late event after it are delivered and the"
         " scheduled run is timed: one `dbt build` (the default `production` selector: models,"
-        " then data tests on the rows the run wrote). For the shortest history, a full"
-        " `dbt build` of the same files into a fresh warehouse follows in the same benchmark"
-        " run.",
+        " then data tests on the rows the run wrote). A second scheduled run with nothing"
+        " new delivered gives the fixed cost of a run (dbt's start, the raw listing, one"
+        " query per model and test); the day's cost above it is the part that follows the"
+        " day's data. For the shortest history, a full `dbt build` of the same files into a"
+        " fresh warehouse follows in the same benchmark run.",
         "",
         "| history | events | events/day | delivered rows | the day's `dbt build` s"
-        " | its peak RSS MiB | full build s | full peak RSS MiB | day / full"
-        " | history build s |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " | its peak RSS MiB | a run with nothing new s | full build s | full peak RSS MiB"
+        " | day / full | (day - nothing new) / full | history build s |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
-        ratio = r.ratio_build
+        ratio, data_ratio = r.ratio_build, r.ratio_data
         lines.append(
             f"| {r.days} days | {r.events:,} | {r.events_per_day:,.0f} | {r.last_day_events:,}"
             f" | {r.day_build_s:.1f} | {r.day_peak_rss_mib:,.0f}"
+            f" | {'' if r.idle_build_s is None else f'{r.idle_build_s:.1f}'}"
             f" | {'not run' if r.full_build_s is None else f'{r.full_build_s:.1f}'}"
             f" | {'' if r.full_peak_rss_mib is None else f'{r.full_peak_rss_mib:,.0f}'}"
             f" | {'' if ratio is None else f'{ratio:.1%}'}"
+            f" | {'' if data_ratio is None else f'{data_ratio:.1%}'}"
             f" | {r.history_build_s:.1f} |"
         )
     lines.append("")
