@@ -41,6 +41,47 @@
 {%- endmacro %}
 
 
+{% macro lara_session_grained_config(session_column='session_guid') -%}
+    {#- The config() of a session-grained model: incremental, strategy
+        lara_replace_sessions (a run deletes and rewrites the rows of
+        lara_sessions_this_run, matched on `session_column`), partitioned by
+        _lara_session_date where runs replace partitions (Spark), failing on
+        a schema change. Called first thing in the model, in place of a
+        config block. -#}
+    {%- set settings = {
+        'materialized': 'incremental',
+        'incremental_strategy': 'lara_replace_sessions',
+        'partition_by': lara_spark_partition_by('_lara_session_date'),
+        'on_schema_change': 'fail'
+    } -%}
+    {%- if session_column != 'session_guid' -%}
+        {%- do settings.update({'lara_session_column': session_column}) -%}
+    {%- endif -%}
+    {{ config(**settings) }}
+{%- endmacro %}
+
+
+{% macro lara_daily_config(day_column, lookback_days=0) -%}
+    {#- The config() of a daily aggregate: incremental, strategy
+        lara_replace_days (a run deletes and rewrites the days of
+        lara_days_this_run in `day_column`, and with `lookback_days` N the N
+        days before each), partitioned by that day where runs replace
+        partitions (Spark), failing on a schema change. Called first thing
+        in the model, in place of a config block. -#}
+    {%- set settings = {
+        'materialized': 'incremental',
+        'incremental_strategy': 'lara_replace_days',
+        'lara_day_column': day_column,
+        'partition_by': lara_spark_partition_by(day_column),
+        'on_schema_change': 'fail'
+    } -%}
+    {%- if lookback_days != 0 -%}
+        {%- do settings.update({'lara_day_lookback': lookback_days}) -%}
+    {%- endif -%}
+    {{ config(**settings) }}
+{%- endmacro %}
+
+
 {% macro lara_run_started_at() -%}
     cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as timestamp)
 {%- endmacro %}

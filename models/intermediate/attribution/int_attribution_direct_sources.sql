@@ -10,12 +10,7 @@
     lara_sessions_this_run. An action whose source retrieval arrives late is
     among them (the closure adds the sessions of actions naming a retrieval
     of a touched session). -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 

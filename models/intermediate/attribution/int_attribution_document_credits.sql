@@ -9,12 +9,7 @@
     Session-grained and incremental (strategy lara_replace_sessions): a run
     recomputes the outcome actions of lara_sessions_this_run, reading the
     places of their documents (any session) from the rule 1 and 2 models. -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 

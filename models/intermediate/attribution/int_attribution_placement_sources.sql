@@ -14,12 +14,7 @@
     already in int_attribution_direct_sources, rule 4 in
     int_attribution_temporal_sources, both unchanged: a session whose actions
     share a document with a touched one is in the closure). -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 

@@ -9,12 +9,7 @@
     Session-grained and incremental (strategy lara_replace_sessions): a run
     recomputes the actions of lara_sessions_this_run from the retrievals of
     the same sessions. -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 

@@ -3,12 +3,7 @@
     and how the model is incremental (strategy lara_replace_sessions, the
     prompt's session), are those of lara_resolved_labels
     (macros/metrics/labels.sql). -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 

@@ -3,12 +3,7 @@
     latest wins within a kind (lara_resolved_labels in
     macros/metrics/labels.sql, which also makes it session-grained and
     incremental, strategy lara_replace_sessions). -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 

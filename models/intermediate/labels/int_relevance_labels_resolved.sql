@@ -3,12 +3,7 @@
     latest wins within a kind; equal times keep the higher grade so the
     choice is deterministic. Session-grained and incremental on the
     retrieval's session (macros/metrics/labels.sql lara_resolved_labels). -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 

@@ -23,12 +23,7 @@
     recomputes the retrievals of lara_sessions_this_run with every
     attribution that credits them (int_action_attributions is complete for
     those sessions by then). -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 

@@ -19,12 +19,7 @@
     recomputes the retrievals of lara_sessions_this_run; a user action in
     another session that lineage attributes to one of them puts the
     retrieval's session in the run (the lineage closure). -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 {%- set gpr_types = "('select', 'place', 'edit', 'follow_up', 'export', 'share', 'download')" %}
 

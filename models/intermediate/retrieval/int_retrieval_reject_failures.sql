@@ -17,12 +17,7 @@
     recomputes the retrievals of lara_sessions_this_run, with the
     attributions crediting them and those of the actions of those sessions
     (to tell which rejects are unattributed). -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 

@@ -23,12 +23,7 @@
     from the retrievals without defaults, so a retrieval missing from a
     rule's model shows as null flags (not_null tests on each flag) rather
     than as a silent false. -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 

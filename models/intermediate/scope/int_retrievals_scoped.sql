@@ -7,12 +7,7 @@
 
     Session-grained and incremental (strategy lara_replace_sessions): a run
     recomputes the retrievals of lara_sessions_this_run. -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 

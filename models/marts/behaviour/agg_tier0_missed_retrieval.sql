@@ -11,13 +11,7 @@
     a run recomputes the days of lara_days_this_run (a newly loaded label
     or design row recomputes its prompt's session, so its day) and the
     period totals from the stored day sums. -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_days',
-    lara_day_column='activity_date',
-    partition_by=lara_spark_partition_by('activity_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_daily_config('activity_date') }}
 
 {#- a configured value: quoted by the one literal helper -#}
 {%- set reference_surface = lara_sql_string(var('missed_retrieval_reference_surface', 'chat')) %}

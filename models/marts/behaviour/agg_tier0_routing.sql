@@ -6,13 +6,7 @@
     Incremental by day (strategy lara_replace_days): a run recomputes the
     days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
     lara_rollup). -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_days',
-    lara_day_column='activity_date',
-    partition_by=lara_spark_partition_by('activity_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_daily_config('activity_date') }}
 
 with
 

@@ -11,13 +11,7 @@
 {%- set dimensions = [
     ['surface', 'surface'], ['retrieval_role', 'role'], ['attribution_method', 'method']
 ] -%}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_days',
-    lara_day_column='retrieval_date',
-    partition_by=lara_spark_partition_by('retrieval_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_daily_config('retrieval_date') }}
 
 
 with

@@ -9,13 +9,7 @@
     days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
     lara_rollup). -#}
 {%- set dimensions = [['surface', 'surface'], ['actor', 'actor']] -%}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_days',
-    lara_day_column='action_date',
-    partition_by=lara_spark_partition_by('action_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_daily_config('action_date') }}
 
 
 with

@@ -10,14 +10,7 @@
     lara_replace_days, config lara_day_lookback), as fct_retrieval_reretrievals. -#}
 {%- set dimensions = [['surface', 'surface'], ['retrieval_role', 'role']] -%}
 {%- set window_days = var('reretrieval_window_days') | int -%}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_days',
-    lara_day_column='retrieval_date',
-    lara_day_lookback=window_days,
-    partition_by=lara_spark_partition_by('retrieval_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_daily_config('retrieval_date', lookback_days=window_days) }}
 
 with
 

@@ -6,13 +6,7 @@
     days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
     lara_rollup). -#}
 {%- set dimensions = [['surface', 'surface'], ['retrieval_role', 'role']] -%}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_days',
-    lara_day_column='retrieval_date',
-    partition_by=lara_spark_partition_by('retrieval_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_daily_config('retrieval_date') }}
 
 
 with

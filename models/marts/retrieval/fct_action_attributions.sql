@@ -4,13 +4,7 @@
 
     Incremental (strategy lara_replace_sessions, macros/incremental): a run
     recomputes the rows of lara_sessions_this_run only. -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    lara_session_column='action_session_guid',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config('action_session_guid') }}
 
 with
 

@@ -4,12 +4,7 @@
 
     Incremental (strategy lara_replace_sessions, macros/incremental): a run
     recomputes the rows of lara_sessions_this_run only. -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='lara_replace_sessions',
-    partition_by=lara_spark_partition_by('_lara_session_date'),
-    on_schema_change='fail'
-) }}
+{{ lara_session_grained_config() }}
 
 with
 
