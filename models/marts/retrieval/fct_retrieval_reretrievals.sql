@@ -105,42 +105,56 @@ returns as (
 
 ),
 
+{# Outcomes on an asset: a user's export, share or download naming it as the
+    consumed asset (document-level outcomes without one name no asset), in
+    the span of events this run reads. #}
+outcome_actions as (
+
+    select
+        session_guid,
+        consumed_asset_id as asset_id,
+        acted_at
+    from {{ ref('int_actions_scoped') }}
+    where
+        actor = 'user'
+        and is_outcome_type
+        and consumed_asset_id is not null
+        and action_date >= (select window_bounds.first_day from window_bounds)
+        and action_date <= (select window_bounds.last_day from window_bounds)
+
+),
+
+{# The user of each session with such an outcome (only those sessions'
+    prompts are read, not every prompt of the history). #}
 session_users as (
 
     select
         session_guid,
         max(user_id) as user_id
     from {{ ref('int_prompts_scoped') }}
+    where session_guid in (select outcome_actions.session_guid from outcome_actions)
     group by session_guid
 
 ),
 
-{# Outcomes on an asset: a user's export, share or download naming it as the
-    consumed asset (document-level outcomes without one name no asset). #}
 asset_outcomes as (
 
     select
         session_users.user_id,
-        actions.consumed_asset_id as asset_id,
-        actions.acted_at
-    from {{ ref('int_actions_scoped') }} as actions
+        outcome_actions.asset_id,
+        outcome_actions.acted_at
+    from outcome_actions
     inner join session_users
-        on actions.session_guid = session_users.session_guid
-    where
-        actions.actor = 'user'
-        and actions.is_outcome_type
-        and actions.consumed_asset_id is not null
-        and actions.action_date >= (select window_bounds.first_day from window_bounds)
-        and actions.action_date <= (select window_bounds.last_day from window_bounds)
+        on outcome_actions.session_guid = session_users.session_guid
 
 ),
 
 {# Each (user, asset) as a timeline of its distinct return times and its
-    outcomes. A return row learns the next strictly later return (lead over
-    distinct times: a retrieval at the same instant is not later) and the
-    first outcome at or after it (an outcome at the same instant sorts after
-    the return, so it counts as between). Linear in the rows: no pairwise
-    join of a user's retrievals. #}
+    outcomes, in one window (one sort): a return row learns the next return
+    after it (return times are distinct, so that one is strictly later) and
+    the first outcome at or after it (an outcome at the same instant sorts
+    after the return, so it counts as between). Linear in the rows: no
+    pairwise join of a user's retrievals. #}
 return_times as (
 
     select distinct
@@ -157,21 +171,14 @@ timeline as (
         user_id,
         asset_id,
         retrieved_at as event_at,
-        0 as event_order,
-        lead(retrieved_at) over (
-            partition by user_id, asset_id
-            order by retrieved_at
-        ) as next_returned_at,
-        cast(null as timestamp) as outcome_at
+        0 as event_order
     from return_times
     union all
     select
         user_id,
         asset_id,
         acted_at as event_at,
-        1 as event_order,
-        cast(null as timestamp) as next_returned_at,
-        acted_at as outcome_at
+        1 as event_order
     from asset_outcomes
 
 ),
@@ -183,8 +190,12 @@ next_events as (
         asset_id,
         event_at as retrieved_at,
         event_order,
-        next_returned_at,
-        min(outcome_at) over (
+        min(case when event_order = 0 then event_at end) over (
+            partition by user_id, asset_id
+            order by event_at, event_order
+            rows between 1 following and unbounded following
+        ) as next_returned_at,
+        min(case when event_order = 1 then event_at end) over (
             partition by user_id, asset_id
             order by event_at, event_order
             rows between current row and unbounded following
