@@ -4,8 +4,11 @@
     (lara_incremental_manifest, as the last completed run left it) does not
     record with the same size and modification time (a new day, a late file
     dropped into an old day, a file rewritten in place), or when it is one of
-    the last `lara_lookback_days` days the log records (files still being
-    appended to). A run reads every file of its pending partitions and
+    the last `lara_lookback_days` days of the load (a safety net for stores
+    whose listing misses appends: 1 = the newest day, 0 = none). The window
+    ends at the newest day the log records for any table, so a table whose
+    last delivery is older (a replay experiment, labels judged weeks ago) is
+    not read again on every run. A run reads every file of its pending partitions and
     replaces their rows (strategy lara_replace_partitions), so a rewritten
     file's old rows go too.
 #}
@@ -18,13 +21,13 @@
     {%- set manifest = lara_run_state_relation('lara_incremental_manifest') -%}
     {%- if flags.FULL_REFRESH or manifest is none -%}{{ return(none) }}{%- endif -%}
     {%- set table_literal = lara_sql_string(table_name) -%}
+    {%- set lookback = var('lara_lookback_days') | int -%}
     {%- set latest = run_query(
         "select cast(max(partition_value) as " ~ dbt.type_string() ~ ") from " ~ manifest
-        ~ " where table_name = " ~ table_literal ~ " and " ~ lara_try_cast('partition_value', 'date') ~ " is not null"
-    ).columns[0].values()[0] -%}
-    {%- set lookback = var('lara_lookback_days') | int -%}
+        ~ " where " ~ lara_try_cast('partition_value', 'date') ~ " is not null"
+    ).columns[0].values()[0] if lookback > 0 else none -%}
     {%- set cutoff = (modules.datetime.date.fromisoformat(latest)
-        - modules.datetime.timedelta(days=lookback)).isoformat() if latest else none -%}
+        - modules.datetime.timedelta(days=lookback - 1)).isoformat() if latest else none -%}
     {%- set query -%}
         select distinct listed.partition_value
         from {{ lara_raw_listing_relation() }} as listed

@@ -16,6 +16,8 @@ column `_lara_loaded_at`.
 
 from __future__ import annotations
 
+import re
+from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -97,6 +99,40 @@ def test_incremental_runs_read_only_pending_partitions(day_by_day):
     log = day_by_day["logs"][2]
     assert "incremental run reads" in log
     assert "pending partition(s)" in log
+
+
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_a_run_with_nothing_new_rereads_only_the_lookback_day(day_by_day):
+    # The rerun found no new or changed file. With the default
+    # lara_lookback_days (1) it re-reads one day, the newest day the load log
+    # holds for any table, and only in the tables delivered into it: a table
+    # whose newest day is older (the replay tables, written once) reads
+    # nothing.
+    dated: dict[str, set[str]] = {}
+    for batch in day_by_day["batches"]:
+        for _, rel in batch:
+            table, partition = rel.parts[0], rel.parts[1].removeprefix("dt=")
+            if _is_date(partition):
+                dated.setdefault(table, set()).add(partition)
+    newest = max(day for days in dated.values() for day in days)
+    reads = {
+        table: (int(files), int(partitions))
+        for table, files, partitions in re.findall(
+            r"lara: (\w+): incremental run reads (\d+) file\(s\) in (\d+) pending partition",
+            day_by_day["rerun_log"],
+        )
+    }
+    assert set(reads) >= set(dated), reads
+    expected = {table: int(newest in days) for table, days in dated.items()}
+    assert {table: reads[table][1] for table in dated} == expected, (newest, reads)
+    assert any(count == 0 for count in expected.values()), expected
 
 
 def test_rows_were_recomputed_in_several_runs(day_by_day):
