@@ -818,9 +818,13 @@ READING = """\
   `run_state` (the load log, this run's limits, the sessions and days this run): base
   models read only pending partitions, session-grained models replace only the sessions
   this run (with their lineage closure), daily aggregates only the days this run, and
-  data tests check the rows the run wrote. The run's fixed cost (parsing, the raw
-  listing, some hundred small queries and tests) dominates at these volumes, which is
-  why the share falls as the day grows.
+  data tests check the rows the run wrote. The run's fixed cost dominates at these
+  volumes, which is why the share falls as the day grows. It is dbt's own work per
+  node (rendering, logging, a connection and one or more queries per model and test),
+  Python that holds one core however many threads run: measured on a 30-day warehouse
+  with nothing new, about 75 ms per data test and 0.35 s per model, and the run's user
+  CPU time about equal to its wall time. Each node removed saves it: the never-null
+  columns of a model are checked by one `not_null_columns` test, not one test each.
 """
 
 #: issue 15's targets

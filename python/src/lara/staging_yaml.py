@@ -64,6 +64,7 @@ class BookkeepingColumn:
     name: str
     doc_name: str
     tests: tuple[Any, ...] = ()
+    not_null: bool = False  # checked by the model's one not_null_columns test
 
 
 def _accepted_values(values: tuple[str, ...], **extra: str) -> dict[str, Any]:
@@ -78,14 +79,14 @@ def bookkeeping_columns(table: str) -> tuple[BookkeepingColumn, ...]:
     return (
         BookkeepingColumn("_partition_date", "lara_base_partition_date"),
         BookkeepingColumn(
-            "_row_status", "lara_base_row_status", ("not_null", _accepted_values(ROW_STATUSES))
+            "_row_status", "lara_base_row_status", (_accepted_values(ROW_STATUSES),), not_null=True
         ),
         BookkeepingColumn("_quarantine_reason", "lara_base_quarantine_reason", (reason_test,)),
         BookkeepingColumn("_quarantine_column", "lara_base_quarantine_column"),
         BookkeepingColumn("_record_key", "lara_base_record_key"),
         BookkeepingColumn("_row_hash", "lara_base_row_hash"),
-        BookkeepingColumn("_dedup_key", "lara_base_dedup_key", ("not_null",)),
-        BookkeepingColumn("_lara_loaded_at", "lara_loaded_at_base", ("not_null",)),
+        BookkeepingColumn("_dedup_key", "lara_base_dedup_key", not_null=True),
+        BookkeepingColumn("_lara_loaded_at", "lara_loaded_at_base", not_null=True),
         BookkeepingColumn("_source_format", "lara_base_source_format"),
         BookkeepingColumn("_source_file", "lara_base_source_file"),
         BookkeepingColumn("_source_line", "lara_base_source_line"),
@@ -117,7 +118,9 @@ def bookkeeping_entries(table: Table) -> list[dict[str, Any]]:
 
 
 def model_tests(table: Table) -> list[dict[str, Any]]:
-    """Every row has one status and a reason exactly when quarantined; every raw row is read."""
+    """Every row has one status and a reason exactly when quarantined; the
+    bookkeeping columns that are never null are not; every raw row is read."""
+    never_null = [column.name for column in bookkeeping_columns(table.name) if column.not_null]
     return [
         {
             "expression_is_true": {
@@ -126,6 +129,7 @@ def model_tests(table: Table) -> list[dict[str, Any]]:
                 }
             }
         },
+        {"not_null_columns": {"arguments": {"column_names": never_null}}},
         {"base_model_reads_every_raw_row": {"arguments": {"source_table": table.name}}},
     ]
 
