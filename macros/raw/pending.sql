@@ -8,9 +8,9 @@
     whose listing misses appends: 1 = the newest day, 0 = none). The window
     ends at the newest day the log records for any table, so a table whose
     last delivery is older (a replay experiment, labels judged weeks ago) is
-    not read again on every run. A run reads every file of its pending partitions and
-    replaces their rows (strategy lara_replace_partitions), so a rewritten
-    file's old rows go too.
+    not read again on every run. A run reads every file of its pending
+    partitions and replaces their rows (strategy lara_replace_partitions), so
+    a rewritten file's old rows go too.
 #}
 
 {% macro lara_pending_partitions(table_name) %}
