@@ -1,10 +1,11 @@
 """The project's generic data tests catch what they are written for.
 
-`not_null_columns` replaces a `not_null` test per column (one query and one
-dbt node each) with one scan per model. On a copy of the clean sample's
-warehouse with nulls planted in two of `fct_retrievals`' listed columns, the
-test must fail with exactly those columns and their null counts, and pass on
-the untouched warehouse.
+`not_null_columns` replaces a `not_null` test per column, and
+`expressions_are_true` an `expression_is_true` test per row rule (one query
+and one dbt node each), with one scan per model. On a copy of the clean
+sample's warehouse with faults planted (nulls in two of `fct_retrievals`'
+listed columns; rows of `fct_prompts` breaking one rule, or two), each test
+must fail with exactly what was planted, and pass on the untouched warehouse.
 """
 
 from __future__ import annotations
@@ -17,22 +18,18 @@ import yaml
 from lara.dbt import run_dbt
 from lara.paths import project_dir
 
-SELECT = "test_name:not_null_columns,fct_retrievals"
 
-
-def _listed_columns() -> list[str]:
-    path = project_dir() / "models/marts/retrieval/_retrieval_marts__models.yml"
-    model = next(
-        m for m in yaml.safe_load(path.read_text())["models"] if m["name"] == "fct_retrievals"
-    )
-    tests = [t["not_null_columns"] for t in model["data_tests"] if "not_null_columns" in t]
+def _model_test_arguments(yaml_path: str, model_name: str, test_name: str) -> dict:
+    path = project_dir() / yaml_path
+    model = next(m for m in yaml.safe_load(path.read_text())["models"] if m["name"] == model_name)
+    tests = [t[test_name] for t in model["data_tests"] if test_name in t]
     assert len(tests) == 1, tests
-    return tests[0]["arguments"]["column_names"]
+    return tests[0]["arguments"]
 
 
-def _run_test(sample, warehouse, root):
+def _run_test(sample, warehouse, root, select: str):
     return run_dbt(
-        ["test", "--select", SELECT, "--store-failures", "--vars", "{lara_full_test: true}"],
+        ["test", "--select", select, "--store-failures", "--vars", "{lara_full_test: true}"],
         sample.raw_path,
         warehouse,
         extra_env={"DBT_TARGET_PATH": str(root / "target"), "DBT_LOG_PATH": str(root / "logs")},
@@ -40,13 +37,26 @@ def _run_test(sample, warehouse, root):
     )
 
 
+def _stored_failures(warehouse, table_prefix: str, query: str) -> list[tuple]:
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        (table,) = con.execute(
+            "select table_schema || '.' || table_name from information_schema.tables"
+            " where table_name like ?",
+            [table_prefix + "%"],
+        ).fetchone()
+        return con.execute(query.format(table=table)).fetchall()
+
+
 def test_not_null_columns_names_each_column_with_nulls(clean_sample, tmp_path):
-    columns = _listed_columns()
+    select = "test_name:not_null_columns,fct_retrievals"
+    columns = _model_test_arguments(
+        "models/marts/retrieval/_retrieval_marts__models.yml", "fct_retrievals", "not_null_columns"
+    )["column_names"]
     assert {"surface", "is_empty", "click_count"} <= set(columns)
     warehouse = tmp_path / "lara.duckdb"
     shutil.copy(clean_sample.warehouse, warehouse)
 
-    passed = _run_test(clean_sample, warehouse, tmp_path)
+    passed = _run_test(clean_sample, warehouse, tmp_path, select)
     assert passed.returncode == 0, passed.stdout[-3000:]
 
     with duckdb.connect(str(warehouse)) as con:
@@ -63,14 +73,73 @@ def test_not_null_columns_names_each_column_with_nulls(clean_sample, tmp_path):
             "update marts.fct_retrievals set click_count = null where retrieval_id in (?, ?, ?)",
             ids[1:4],
         )
-    failed = _run_test(clean_sample, warehouse, tmp_path)
+    failed = _run_test(clean_sample, warehouse, tmp_path, select)
     log = failed.stdout + failed.stderr
     assert failed.returncode != 0, log[-3000:]
     assert "Got 2 results" in log, log[-3000:]
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        (table,) = con.execute(
-            "select table_schema || '.' || table_name from information_schema.tables"
-            " where table_name like 'not_null_columns_fct_retrieval%'"
-        ).fetchone()
-        stored = con.execute(f"select column_name, null_rows from {table} order by 1").fetchall()
+    stored = _stored_failures(
+        warehouse,
+        "not_null_columns_fct_retrieval",
+        "select column_name, null_rows from {table} order by 1",
+    )
     assert stored == [("click_count", 3), ("surface", 1)]
+
+
+def test_expressions_are_true_names_the_rules_each_row_breaks(clean_sample, tmp_path):
+    select = "test_name:expressions_are_true,fct_prompts"
+    expressions = _model_test_arguments(
+        "models/marts/behaviour/_behaviour__models.yml", "fct_prompts", "expressions_are_true"
+    )["expressions"]
+    rewritten = "rewrite_class is null or is_rewritten"
+    missed = "(is_missed_retrieval is null) = (not is_tier0_labelled)"
+    misrouted = "not is_misrouted or (is_retrieval_turn and is_tier0_labelled)"
+    assert {rewritten, missed, misrouted} <= set(expressions), expressions
+    warehouse = tmp_path / "lara.duckdb"
+    shutil.copy(clean_sample.warehouse, warehouse)
+
+    passed = _run_test(clean_sample, warehouse, tmp_path, select)
+    assert passed.returncode == 0, passed.stdout[-3000:]
+
+    with duckdb.connect(str(warehouse)) as con:
+
+        def first_prompt(where: str) -> str:
+            (prompt_id,) = con.execute(
+                f"select prompt_id from marts.fct_prompts where {where} order by prompt_id limit 1"
+            ).fetchone()
+            return prompt_id
+
+        # One rule broken: a rewrite class on a prompt not rewritten.
+        one_rule = first_prompt("rewrite_class is not null and is_tier0_labelled")
+        # Two rules broken on one row: that, and a labelled prompt without its Tier 0 flag.
+        two_rules = first_prompt(
+            f"rewrite_class is not null and is_tier0_labelled and prompt_id <> '{one_rule}'"
+        )
+        # Another rule: a misrouted prompt that is no retrieval turn.
+        other_rule = first_prompt("not is_retrieval_turn and not is_misrouted")
+        con.execute(
+            "update marts.fct_prompts set is_rewritten = false where prompt_id in (?, ?)",
+            [one_rule, two_rules],
+        )
+        con.execute(
+            "update marts.fct_prompts set is_missed_retrieval = null where prompt_id = ?",
+            [two_rules],
+        )
+        con.execute(
+            "update marts.fct_prompts set is_misrouted = true where prompt_id = ?", [other_rule]
+        )
+    failed = _run_test(clean_sample, warehouse, tmp_path, select)
+    log = failed.stdout + failed.stderr
+    assert failed.returncode != 0, log[-3000:]
+    assert "Got 3 results" in log, log[-3000:]
+    stored = dict(
+        _stored_failures(
+            warehouse,
+            "expressions_are_true_fct_promp",  # dbt truncates long test names
+            "select prompt_id, failed_expressions from {table}",
+        )
+    )
+    assert stored == {
+        one_rule: rewritten,
+        two_rules: f"{rewritten}, {missed}",
+        other_rule: misrouted,
+    }

@@ -825,7 +825,7 @@ READING = """\
   of 40k events a day with nothing new, about 75 ms per data test and 0.35 s per
   model, and the run's user CPU time about equal to its wall time. Each node removed
   saves it: the never-null columns of a model are checked by one `not_null_columns`
-  test, not one test each. Since the lookback window ends at the newest day of the
+  test and its row rules by one `expressions_are_true` test, not one test each. Since the lookback window ends at the newest day of the
   whole load, a run with nothing new no longer grows with the history.
 """
 
