@@ -1,7 +1,8 @@
 {#- Fails with one row per column of `column_names` that holds a null:
     (column_name, null_rows). One scan of the model checks every listed
     column, where a `not_null` test per column costs a query (and a dbt node)
-    each; primary-key columns keep their own `not_null` test. -#}
+    each. A single-column primary key keeps its own `not_null` next to
+    `unique`; a composite key's columns are listed here. -#}
 {% test not_null_columns(model, column_names) %}
 
 with
