@@ -70,3 +70,18 @@
 {% macro default__lara_seconds_between(start_expression, end_expression) -%}
     (unix_micros({{ end_expression }}) - unix_micros({{ start_expression }})) / 1000000.0
 {%- endmacro %}
+
+
+{#- Microseconds since the Unix epoch of a timestamp, as a bigint (an exact
+    numeric order key, e.g. for range window frames). -#}
+{% macro lara_epoch_microseconds(expression) %}
+    {{ return(adapter.dispatch('lara_epoch_microseconds', 'lara')(expression)) }}
+{% endmacro %}
+
+{% macro duckdb__lara_epoch_microseconds(expression) -%}
+    epoch_us({{ expression }})
+{%- endmacro %}
+
+{% macro default__lara_epoch_microseconds(expression) -%}
+    unix_micros({{ expression }})
+{%- endmacro %}

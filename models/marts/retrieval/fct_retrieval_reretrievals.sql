@@ -49,24 +49,36 @@ retrievals as (
 
 {# Where a later return can come from: every non-synthetic retrieval of a
     known user (misrouted ones too: they showed the asset again), from the
-    first recomputed day to N days after the last. This CTE and `assets` are
-    each read twice: inlined, not held in memory (lara_inline_cte). #}
+    first recomputed day to N days after the last, flagged when it is one of
+    this run's units (the test of `retrievals`, as columns, so the timeline
+    below carries the unit's id and no join back to the units is needed).
+    Read twice (the `assets` filter and `returns`): inlined, not held in
+    memory (lara_inline_cte). #}
 candidate_retrievals as {{ lara_inline_cte() }} (
 
     select
-        retrieval_id,
-        user_id,
-        retrieved_at
-    from {{ ref('int_retrievals_scoped') }}
+        scoped.retrieval_id,
+        scoped.user_id,
+        scoped.retrieved_at,
+        scoped.is_in_tier_scope
+        and not scoped.is_empty
+        {%- if is_incremental() %}
+        and days_this_run.event_date is not null
+        {%- endif %} as is_unit
+    from {{ ref('int_retrievals_scoped') }} as scoped
+    {%- if is_incremental() %}
+    left join days_this_run
+        on scoped.retrieval_date = days_this_run.event_date
+    {%- endif %}
     where
-        not is_synthetic
-        and user_id is not null
-        and retrieval_date >= (select window_bounds.first_day from window_bounds)
-        and retrieval_date <= (select window_bounds.last_day from window_bounds)
+        not scoped.is_synthetic
+        and scoped.user_id is not null
+        and scoped.retrieval_date >= (select window_bounds.first_day from window_bounds)
+        and scoped.retrieval_date <= (select window_bounds.last_day from window_bounds)
 
 ),
 
-assets as {{ lara_inline_cte() }} (
+assets as (
 
     select
         retrieval_id,
@@ -79,23 +91,14 @@ assets as {{ lara_inline_cte() }} (
 
 ),
 
-unit_assets as (
-
-    select
-        retrievals.retrieval_id,
-        retrievals.user_id,
-        retrievals.retrieved_at,
-        assets.asset_id
-    from retrievals
-    inner join assets
-        on retrievals.retrieval_id = assets.retrieval_id
-    where retrievals.user_id is not null
-
-),
-
+{# Each returned asset of a candidate; `unit_retrieval_id` only on the
+    units' rows (units with no known user have none: never re-retrieved). #}
 returns as (
 
     select
+        case
+            when candidate_retrievals.is_unit then candidate_retrievals.retrieval_id
+        end as unit_retrieval_id,
         candidate_retrievals.user_id,
         candidate_retrievals.retrieved_at,
         assets.asset_id
@@ -149,35 +152,30 @@ asset_outcomes as (
 
 ),
 
-{# Each (user, asset) as a timeline of its distinct return times and its
-    outcomes, in one window (one sort): a return row learns the next return
-    after it (return times are distinct, so that one is strictly later) and
-    the first outcome at or after it (an outcome at the same instant sorts
-    after the return, so it counts as between). Linear in the rows: no
-    pairwise join of a user's retrievals. #}
-return_times as (
-
-    select distinct
-        user_id,
-        asset_id,
-        retrieved_at
-    from returns
-
-),
-
+{# Each (user, asset) as a timeline of its returns and its outcomes, in one
+    window (one sort, ordered by the time in microseconds): a return learns
+    the first return strictly after it (a range frame from 1 microsecond
+    on, so returns at the same instant are not later) and the first outcome
+    at or after it (the current row's peers included, so an outcome at the
+    same instant counts as between). Linear in the rows: no pairwise join
+    of a user's retrievals, and no join back to the units. #}
 timeline as (
 
     select
         user_id,
         asset_id,
+        unit_retrieval_id,
         retrieved_at as event_at,
+        {{ lara_epoch_microseconds('retrieved_at') }} as event_us,
         0 as event_order
-    from return_times
+    from returns
     union all
     select
         user_id,
         asset_id,
+        null as unit_retrieval_id,
         acted_at as event_at,
+        {{ lara_epoch_microseconds('acted_at') }} as event_us,
         1 as event_order
     from asset_outcomes
 
@@ -186,19 +184,17 @@ timeline as (
 next_events as (
 
     select
-        user_id,
-        asset_id,
+        unit_retrieval_id,
         event_at as retrieved_at,
-        event_order,
         min(case when event_order = 0 then event_at end) over (
             partition by user_id, asset_id
-            order by event_at, event_order
-            rows between 1 following and unbounded following
+            order by event_us
+            range between 1 following and unbounded following
         ) as next_returned_at,
         min(case when event_order = 1 then event_at end) over (
             partition by user_id, asset_id
-            order by event_at, event_order
-            rows between current row and unbounded following
+            order by event_us
+            range between current row and unbounded following
         ) as next_outcome_at
     from timeline
 
@@ -210,23 +206,17 @@ next_events as (
 reretrieved_assets as (
 
     select
-        unit_assets.retrieval_id,
-        unit_assets.asset_id,
-        next_events.next_returned_at as returned_again_at
-    from unit_assets
-    inner join next_events
-        on
-            unit_assets.user_id = next_events.user_id
-            and unit_assets.asset_id = next_events.asset_id
-            and unit_assets.retrieved_at = next_events.retrieved_at
-            and next_events.event_order = 0
+        unit_retrieval_id as retrieval_id,
+        next_returned_at as returned_again_at
+    from next_events
     where
+        unit_retrieval_id is not null
         {#- a literal interval: exact to the microsecond on both engines
             (dbt-spark's dateadd goes through whole seconds) #}
-        unit_assets.retrieved_at + interval {{ window_days }} day >= next_events.next_returned_at
+        and retrieved_at + interval {{ window_days }} day >= next_returned_at
         and (
-            next_events.next_outcome_at is null
-            or next_events.next_outcome_at > next_events.next_returned_at
+            next_outcome_at is null
+            or next_outcome_at > next_returned_at
         )
 
 ),
