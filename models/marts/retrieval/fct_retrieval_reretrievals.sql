@@ -28,7 +28,9 @@ window_bounds as (
 ),
 
 {# The units: in-scope retrievals with >= 1 returned asset on the days this
-    run recomputes. #}
+    run recomputes. `is_unit` in candidate_retrievals repeats this filter as
+    a column (a join back to this CTE would be moved above the asset fan-out
+    by DuckDB's optimiser): change both together. #}
 retrievals as (
 
     select
@@ -50,7 +52,7 @@ retrievals as (
 {# Where a later return can come from: every non-synthetic retrieval of a
     known user (misrouted ones too: they showed the asset again), from the
     first recomputed day to N days after the last, flagged when it is one of
-    this run's units (the test of `retrievals`, as columns, so the timeline
+    this run's units (the filter of `retrievals` as a column, so the timeline
     below carries the unit's id and no join back to the units is needed).
     Read twice (the `assets` filter and `returns`): inlined, not held in
     memory (lara_inline_cte). #}
