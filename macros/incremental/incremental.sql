@@ -8,6 +8,10 @@
       succeeded. Base models compare the raw listing with it to find their
       pending partitions; its newest `run_started_at` is the watermark of the
       last completed run.
+    - lara_tables_this_run: per contract table, its newest base load and
+      whether a row was loaded after the last completed run's watermark.
+      Models recomputed whole (the replay marts, strategy
+      lara_replace_table) are recomputed only when one of their tables was.
     - lara_run_limits: this run's limits (watermark of the last completed
       run, newest base load, whether this is a full build).
     - lara_sessions_this_run: the sessions every session-grained model
@@ -79,6 +83,61 @@
         {%- do settings.update({'lara_day_lookback': lookback_days}) -%}
     {%- endif -%}
     {{ config(**settings) }}
+{%- endmacro %}
+
+
+{% macro lara_whole_table_config(tables) -%}
+    {#- The config() of a model recomputed whole, and only on a run that
+        loaded a row of one of the contract `tables` it reads
+        (lara_tables_this_run): incremental, strategy lara_replace_table (the
+        rows are replaced all at once, or left as they are), failing on a
+        schema change. For the replay marts: a scheduled run seldom loads a
+        replay experiment, and their percentiles are over the whole
+        experiment. Called first thing in the model, with the same `tables`
+        as its lara_tables_this_run_cte. -#}
+    {{ config(
+        materialized='incremental',
+        incremental_strategy='lara_replace_table',
+        lara_tables=tables,
+        on_schema_change='fail'
+    ) }}
+{%- endmacro %}
+
+
+{% macro lara_tables_loaded_select(tables) -%}
+    {#- select is_loaded: one row, true when a row of one of the contract
+        `tables` was loaded this run (lara_tables_this_run; every table on a
+        full build). -#}
+    select count(*) > 0 as is_loaded
+    from {{ ref('lara_tables_this_run') }}
+    where
+        is_loaded_this_run
+        and table_name in {{ lara_quoted_list(tables) }}
+{%- endmacro %}
+
+
+{% macro lara_tables_this_run_cte(tables) -%}
+    {#- The import CTE `tables_this_run` (is_loaded) of a model recomputed
+        whole (lara_whole_table_config); its ref() is unconditional, so the
+        DAG shows the edge. -#}
+tables_this_run as (
+
+    {{ lara_tables_loaded_select(tables) }}
+
+),
+{%- endmacro %}
+
+
+{% macro lara_if_tables_loaded() -%}
+    {#- A where-clause term over the `tables_this_run` CTE for the model's
+        inputs: on an incremental run true only when its tables were loaded
+        (otherwise the model reads no row and the strategy keeps the table);
+        true on a full build. -#}
+    {%- if is_incremental() -%}
+    (select is_loaded from tables_this_run)
+    {%- else -%}
+    true
+    {%- endif -%}
 {%- endmacro %}
 
 
@@ -307,6 +366,23 @@ left join sessions_this_run
     where {{ column }} in (select session_guid from {{ ref('lara_sessions_this_run') }});
     insert into {{ target }} ({{ columns }})
     select {{ columns }} from {{ arg_dict['temp_relation'] }}
+{% endmacro %}
+
+
+{#
+    Custom incremental strategy `lara_replace_table` (models configured by
+    lara_whole_table_config): on a run that loaded one of the model's tables
+    (config lara_tables), delete every row and insert the recomputed table;
+    on any other run the model read no row and the table stays as it is.
+#}
+{% macro get_incremental_lara_replace_table_sql(arg_dict) %}
+    {%- set target = arg_dict['target_relation'] -%}
+    {%- set columns = get_quoted_csv(arg_dict['dest_columns'] | map(attribute='name')) -%}
+    delete from {{ target }}
+    where ({{ lara_tables_loaded_select(config.require('lara_tables')) }});
+    insert into {{ target }} ({{ columns }})
+    select {{ columns }} from {{ arg_dict['temp_relation'] }}
+    where ({{ lara_tables_loaded_select(config.require('lara_tables')) }})
 {% endmacro %}
 
 

@@ -17,8 +17,12 @@
         model computes the day rows of lara_days_this_run and the period
         totals (day null); those partitions are rewritten, a day left
         without rows is dropped.
+    lara_replace_table (models recomputed whole, unpartitioned): on a run
+        that loaded one of the model's tables (lara_tables_this_run) the
+        whole table is overwritten from the model's query; on any other run
+        nothing is written.
 
-    Each first writes the new rows to `<model>__lara_batch` (the query dbt
+    The first three first write the new rows to `<model>__lara_batch` (the query dbt
     builds reads the model's own table), drops emptied partitions, then
     `insert overwrite` from the batch; the statement dbt runs last drops
     the batch table.
@@ -30,7 +34,7 @@
 #}
 
 {% macro lara_spark_strategies() %}
-    {{ return(['lara_replace_partitions', 'lara_replace_sessions', 'lara_replace_days']) }}
+    {{ return(['lara_replace_partitions', 'lara_replace_sessions', 'lara_replace_days', 'lara_replace_table']) }}
 {% endmacro %}
 
 
@@ -42,7 +46,7 @@
 {% macro dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) %}
     {%- set adapter_strategies = ['append', 'merge', 'insert_overwrite', 'microbatch'] -%}
     {%- if raw_strategy in lara_spark_strategies() -%}
-        {%- if not config.get('partition_by') -%}
+        {%- if raw_strategy != 'lara_replace_table' and not config.get('partition_by') -%}
             {{ exceptions.raise_compiler_error(
                 "lara: incremental strategy '" ~ raw_strategy ~ "' needs a partition_by config") }}
         {%- endif -%}
@@ -70,6 +74,8 @@
         {{ lara_spark_replace_partitions(source, target, mode='sessions') }}
     {%- elif strategy == 'lara_replace_days' -%}
         {{ lara_spark_replace_partitions(source, target, mode='days') }}
+    {%- elif strategy == 'lara_replace_table' -%}
+        {{ lara_spark_replace_table(source, target) }}
     {%- elif strategy == 'append' -%}
         {{ get_insert_into_sql(source, target) }}
     {%- elif strategy in ['insert_overwrite', 'microbatch'] -%}
@@ -182,3 +188,20 @@
     {#- A date to match partitions on, with rows that have none mapped to 1900-01-01. -#}
     coalesce({{ column }}, cast('1900-01-01' as date))
 {%- endmacro %}
+
+
+{% macro lara_spark_replace_table(source, target) %}
+    {#- Strategy lara_replace_table on Spark: the whole (unpartitioned) table
+        overwritten from the model's query when one of its tables (config
+        lara_tables) was loaded this run; else a statement that writes
+        nothing (the query read no row: overwriting would empty the table). -#}
+    {%- set loaded = run_query(lara_tables_loaded_select(config.require('lara_tables'))).columns[0].values()[0] -%}
+    {%- if loaded -%}
+        {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | join(', ') -%}
+    insert overwrite table {{ target }} select {{ columns }} from {{ source }}
+    {%- else -%}
+        {%- do log('lara: ' ~ target.identifier ~ ': none of ' ~ (config.require('lara_tables') | join(', '))
+            ~ ' loaded this run, table kept', info=true) -%}
+    select 1 as lara_table_kept
+    {%- endif -%}
+{% endmacro %}

@@ -67,6 +67,7 @@ def day_by_day(tmp_path_factory):
         args = ["build"] if index in (0, len(batches) - 1) else ["run"]
         logs.append(_build(landing, incremental, root, args))
     after_schedule = _snapshot(incremental)
+    replay_after_schedule = _replay_stamps(incremental)
     rerun_log = _build(landing, incremental, root, ["run"])
     after_rerun = _snapshot(incremental)
     with duckdb.connect(str(incremental), read_only=True) as con:
@@ -83,7 +84,44 @@ def day_by_day(tmp_path_factory):
         "rerun_log": rerun_log,
         "batches": batches,
         "loaded_at_values": loaded_at,
+        "replay_after_schedule": replay_after_schedule,
+        "replay_after_rerun": _replay_stamps(incremental),
     }
+
+
+#: The replay marts (strategy lara_replace_table) and the contract tables each reads.
+REPLAY_MARTS = {
+    "fct_document_utility": ("replay_documents",),
+    "agg_bridge_quadrants": ("replay_documents",),
+    "fct_entity_observations": ("replay_documents", "replay_queries", "document_entities"),
+}
+
+
+def _replay_stamps(warehouse: Path) -> dict:
+    """The `_lara_loaded_at` values of each replay mart, the newest load of each contract
+    table, and the start of every run in the load log."""
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        marts = {
+            mart: {
+                t
+                for (t,) in con.execute(
+                    f"select distinct _lara_loaded_at from marts.{mart}"
+                ).fetchall()
+            }
+            for mart in REPLAY_MARTS
+        }
+        loads = dict(
+            con.execute(
+                "select table_name, newest_loaded_at from run_state.lara_tables_this_run"
+            ).fetchall()
+        )
+        runs = [
+            t
+            for (t,) in con.execute(
+                "select distinct run_started_at from run_state.lara_incremental_manifest order by 1"
+            ).fetchall()
+        ]
+    return {"marts": marts, "loads": loads, "runs": runs}
 
 
 def test_schedule_delivers_late_files_and_several_days(day_by_day):
@@ -133,6 +171,21 @@ def test_a_run_with_nothing_new_rereads_only_the_lookback_day(day_by_day):
     expected = {table: int(newest in days) for table, days in dated.items()}
     assert {table: reads[table][1] for table in dated} == expected, (newest, reads)
     assert any(count == 0 for count in expected.values()), expected
+
+
+def test_replay_marts_are_recomputed_only_by_runs_that_load_replay_rows(day_by_day):
+    # The replay files arrive with the first deliveries (a late one a day after);
+    # every later run keeps the replay marts as they are (strategy
+    # lara_replace_table): each mart was last written by the run that last loaded
+    # one of its tables, several runs ago, and the rerun did not touch it.
+    # (Their content equals a full refresh: test_day_by_day_equals_full_refresh.)
+    schedule = day_by_day["replay_after_schedule"]
+    for mart, tables in REPLAY_MARTS.items():
+        newest_load = max(schedule["loads"][table] for table in tables)
+        assert schedule["marts"][mart] == {newest_load}, (mart, schedule["marts"][mart])
+        assert newest_load < schedule["runs"][-2], (mart, newest_load, schedule["runs"])
+    assert day_by_day["replay_after_rerun"]["marts"] == schedule["marts"]
+    assert len(day_by_day["replay_after_rerun"]["runs"]) == len(schedule["runs"]) + 1
 
 
 def test_rows_were_recomputed_in_several_runs(day_by_day):

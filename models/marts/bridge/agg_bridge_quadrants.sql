@@ -1,12 +1,19 @@
 {#- The 2x2 table of normalised SRU x CTU per SRU variant (reader, proxy):
     document counts and shares of the variant's documents, every cell present
-    (zero counts included), plus a `total` row per variant. -#}
+    (zero counts included), plus a `total` row per variant. Recomputed
+    whole, with fct_document_utility: on runs that loaded replay documents
+    only. -#}
+{%- set replay_tables = ['replay_documents'] -%}
+{{ lara_whole_table_config(replay_tables) }}
 
 with
+
+{{ lara_tables_this_run_cte(replay_tables) }}
 
 document_utility as (
 
     select * from {{ ref('fct_document_utility') }}
+    where {{ lara_if_tables_loaded() }}
 
 ),
 
@@ -134,10 +141,15 @@ final as (
         cast({{ var('bridge_tau_low') }} as double) as bridge_tau_low,
         cast({{ var('bridge_tau_high') }} as double) as bridge_tau_high,
         -- booleans
-        cells_and_totals.quadrant = 'low_sru_high_ctu' as is_bridge_cell
+        cells_and_totals.quadrant = 'low_sru_high_ctu' as is_bridge_cell,
+        -- bookkeeping
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from cells_and_totals
     inner join totals
         on cells_and_totals.sru_variant = totals.sru_variant
+    {#- Its cells are rows even without documents: none on a run that keeps
+        the table. #}
+    where {{ lara_if_tables_loaded() }}
 
 )
 

@@ -2,13 +2,20 @@
     static utility (SRU and proxy SRU), counterfactual trajectory utility (CTU)
     and its three deltas, mid-rank percentiles and the bridge flags. Every
     definition and decision is in _bridge__models.yml. -#}
+{%- set replay_tables = ['replay_documents'] -%}
+{{ lara_whole_table_config(replay_tables) }}
 {%- set tie_decimals = var('bridge_tie_decimals', 9) -%}
 
 with
 
+{{ lara_tables_this_run_cte(replay_tables) }}
+
+{# Recomputed whole, on runs that loaded replay documents only (the
+    percentiles are over the whole experiment). #}
 replay_documents as (
 
     select * from {{ ref('stg_lara__replay_documents') }}
+    where {{ lara_if_tables_loaded() }}
 
 ),
 
@@ -141,7 +148,9 @@ final as (
         is_relevant,
         is_failed_replay,
         bridge_quadrant = 'low_sru_high_ctu' as is_bridge,
-        proxy_bridge_quadrant = 'low_sru_high_ctu' as is_proxy_bridge
+        proxy_bridge_quadrant = 'low_sru_high_ctu' as is_proxy_bridge,
+        -- bookkeeping
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from quadrants
 
 )

@@ -2,25 +2,33 @@
     relevance (OER) mechanism: entities of the documents read at step t of a
     trajectory that has a query at t + 1, whether the entity is
     discriminative (among the documents read at t it occurs only in relevant
-    ones) and whether it appears in the query at t + 1. -#}
+    ones) and whether it appears in the query at t + 1. Recomputed whole, on
+    runs that loaded one of the three replay tables only. -#}
+{%- set replay_tables = ['replay_documents', 'replay_queries', 'document_entities'] -%}
+{{ lara_whole_table_config(replay_tables) }}
 
 with
+
+{{ lara_tables_this_run_cte(replay_tables) }}
 
 replay_documents as (
 
     select * from {{ ref('stg_lara__replay_documents') }}
+    where {{ lara_if_tables_loaded() }}
 
 ),
 
 replay_queries as (
 
     select * from {{ ref('stg_lara__replay_queries') }}
+    where {{ lara_if_tables_loaded() }}
 
 ),
 
 document_entities as (
 
     select * from {{ ref('stg_lara__document_entities') }}
+    where {{ lara_if_tables_loaded() }}
 
 ),
 
@@ -97,7 +105,9 @@ final as (
         relevant_document_count,
         -- booleans
         relevant_document_count = document_count as is_discriminative,
-        coalesce({{ lara_contains_text('next_query_text', 'entity') }}, false) as appears_in_next_query
+        coalesce({{ lara_contains_text('next_query_text', 'entity') }}, false) as appears_in_next_query,
+        -- bookkeeping
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from entity_steps
 
 )
