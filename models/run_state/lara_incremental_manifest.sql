@@ -19,13 +19,21 @@
     on_schema_change='fail'
 ) }}
 
--- depends_on: {{ ref('lara_days_this_run') }}
--- depends_on: {{ ref('int_action_attributions') }}
--- depends_on: {{ ref('int_retrieval_signals') }}
--- depends_on: {{ ref('fct_retrievals') }}
--- depends_on: {{ ref('fct_action_attributions') }}
--- depends_on: {{ ref('fct_prompts') }}
--- depends_on: {{ ref('fct_sessions') }}
+{#- The incremental models no other incremental model reads: with them,
+    every incremental model is upstream of the log, so that a model that
+    fails (or whose data test fails in `dbt build`) skips the log and the
+    next run recomputes what this one could not. Add a new leaf here
+    (python/tests/test_run_state_dag.py fails until it is). -#}
+{%- for leaf in [
+    'agg_abandonment', 'agg_attribution_agreement', 'agg_bridge_quadrants', 'agg_ctr',
+    'agg_ctr_denominator_effect', 'agg_effective_action_rate', 'agg_lineage_faults',
+    'agg_production_bridge', 'agg_prompts_per_session', 'agg_reretrieval', 'agg_rewrites',
+    'agg_scope_exclusions', 'agg_stage_costs', 'agg_tier0_missed_retrieval', 'agg_tier0_routing',
+    'agg_tier1_quality', 'agg_tier2_usage', 'agg_tier3_completion', 'agg_tier_diagnosis',
+    'agg_unattributed_outcomes', 'dq_quarantine', 'fct_action_attributions', 'fct_entity_observations'
+] %}
+-- depends_on: {{ ref(leaf) }}
+{%- endfor %}
 
 {%- set limits = ref('lara_run_limits') -%}
 {%- set advance = true -%}
