@@ -409,6 +409,9 @@ def emptied_day(tmp_path_factory):
     fct_prompts: every prompt after the first day is re-delivered with other
     contents, so both versions are quarantined (conflicting duplicates) and
     the sessions that started after the first day keep only their actions.
+    The same delivery re-delivers some replay documents with other scores
+    (quarantined too), so the incremental run recomputes fct_document_utility
+    whole (strategy lara_replace_table: `insert overwrite` on Spark).
     Built with its own metastore, read from its Parquet files (this process
     already holds the other fixture's Spark session)."""
     _require_spark()
@@ -418,8 +421,15 @@ def emptied_day(tmp_path_factory):
     raw = root / "raw"
     generate(GeneratorConfig(sessions=60, days=2, seed=11, fmt="jsonl"), raw, progress=False)
     days = sorted(p.name.removeprefix("dt=") for p in (raw / "prompts").glob("dt=*"))
-    select = ("--select", "+fct_prompts", "--exclude-resource-type", "test")
+    select = (
+        "--select",
+        "+fct_prompts",
+        "+fct_document_utility",
+        "--exclude-resource-type",
+        "test",
+    )
     _build(root, raw, "spark", extra=select)
+    first_utility = _spark_table(root, "fct_document_utility")
     for day in days[1:]:
         folder = raw / "prompts" / f"dt={day}"
         lines = []
@@ -429,6 +439,13 @@ def emptied_day(tmp_path_factory):
                 row["prompt_text"] = f"{row.get('prompt_text') or ''} (edited)"
                 lines.append(json.dumps(row))
         (folder / "late-conflicting-versions.jsonl").write_text("\n".join(lines) + "\n")
+    replay = sorted((raw / "replay_documents").glob("dt=*/*.jsonl"))[0]
+    rows = [json.loads(line) for line in replay.read_text().splitlines()[:5]]
+    for row in rows:
+        row["reader_score_with"] = 0.123
+    (replay.parent / "late-conflicting-versions.jsonl").write_text(
+        "\n".join(json.dumps(row) for row in rows) + "\n"
+    )
     _, log = _build(root, raw, "spark", extra=select)
     _build(root, raw, "duckdb", extra=select)
     with duckdb.connect(str(root / "lara.duckdb"), read_only=True) as con:
@@ -439,7 +456,26 @@ def emptied_day(tmp_path_factory):
         [pd.read_parquet(path) for path in sorted(table.glob("_lara_session_date=*/part-*"))],
         ignore_index=True,
     )
-    return {"days": days, "log": log, "duckdb": duck, "spark": spark, "table": table}
+    with duckdb.connect(str(root / "lara.duckdb"), read_only=True) as con:
+        duck_utility = con.execute("select * from marts.fct_document_utility").df()
+    return {
+        "days": days,
+        "log": log,
+        "duckdb": duck,
+        "spark": spark,
+        "table": table,
+        "utility": {
+            "first": first_utility,
+            "spark": _spark_table(root, "fct_document_utility"),
+            "duckdb": duck_utility,
+        },
+    }
+
+
+def _spark_table(root: Path, name: str) -> pd.DataFrame:
+    """An unpartitioned mart of the fixture's Spark warehouse, from its Parquet files."""
+    parts = sorted((root / "spark" / "warehouse" / "marts.db" / name).glob("part-*"))
+    return pd.concat([pd.read_parquet(path) for path in parts], ignore_index=True)
 
 
 def test_spark_drops_session_days_that_emptied(emptied_day):
@@ -459,6 +495,29 @@ def test_spark_after_emptied_days_equals_duckdb(emptied_day):
     assert len(duck) == len(spark) > 0
     left, right = _normal_rows(duck, columns), _normal_rows(spark, columns)
     assert not _diff("fct_prompts", columns, left, right)
+
+
+def test_spark_replaces_a_replay_mart_whole_when_replay_rows_arrive(emptied_day):
+    # The incremental run loaded conflicting replay documents: both versions
+    # are quarantined, so the mart lost rows, and Spark rewrote it whole (every
+    # row stamped by that run) to what DuckDB computes from all the files.
+    utility = emptied_day["utility"]
+    first, spark, duck = utility["first"], utility["spark"], utility["duckdb"]
+    assert 0 < len(spark) == len(duck) < len(first)
+    assert spark["_lara_loaded_at"].nunique() == 1
+    assert spark["_lara_loaded_at"].iloc[0] > first["_lara_loaded_at"].max()
+    assert "fct_document_utility: none of" not in emptied_day["log"]
+    columns = sorted(c for c in duck.columns if not c.startswith("_lara_"))
+    left, right = _normal_rows(duck, columns), _normal_rows(spark, columns)
+    assert not _diff("fct_document_utility", columns, left, right)
+
+
+def test_spark_keeps_the_replay_marts_when_no_replay_rows_arrive(engines):
+    # The second scheduled run loaded no replay file (they all came with the
+    # first two days): the replay marts were kept as the first run wrote them
+    # (and equal DuckDB's: test_every_other_public_mart_agrees).
+    for mart in ("fct_document_utility", "fct_entity_observations", "agg_bridge_quadrants"):
+        assert f"lara: {mart}: none of" in engines["incremental_log"], mart
 
 
 def test_overridden_dbt_spark_macros_keep_the_adapter_strategies(tmp_path):
