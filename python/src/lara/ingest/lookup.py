@@ -20,6 +20,7 @@ import itertools
 from collections.abc import Sequence
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -28,6 +29,7 @@ from lara.ingest.spans import flatten_json
 
 LOOKUP_COLUMNS = ["entity", "value", "vtype", "found_key"]
 MAX_PATH_PARTS = 6
+_CANDIDATE_COLUMNS = ["alias", "rank", "head", "path", "found_key"]
 _ids = itertools.count()
 
 
@@ -64,10 +66,11 @@ def _candidates(spec: dict[str, Sequence[str]]) -> pd.DataFrame:
                 for grouping in _groupings(parts[cut:]):
                     rows.append((alias, rank, ".".join(parts[:cut]), _json_path(grouping), key))
                 rank += 1
-    return pd.DataFrame(rows, columns=["alias", "rank", "head", "path", "found_key"])
+    return pd.DataFrame(rows, columns=_CANDIDATE_COLUMNS)
 
 
-_LOOKUP_SQL = """
+# Every hit of a wanted name (entity, alias, value, vtype, found_key, rank; lower ranks win).
+_HITS_SQL = """
 with exact as (
     select t.entity, w.alias, t.value, t.vtype, w.found_key, w.rank
     from {table} as t
@@ -107,8 +110,32 @@ typed as (
     from nested_values
     where j is not null and json_type(j) not in ('OBJECT', 'NULL')
 )
+select entity, alias, value, vtype, found_key, rank
+from exact
+union all
+select entity, alias, value, vtype, found_key, rank
+from typed
+"""
+
+# Per entity and alias, the value of the best-ranked hit.
+_WANTED_SCHEMA = pa.schema(
+    [(name, pa.int64() if name == "rank" else pa.string()) for name in _CANDIDATE_COLUMNS]
+)
+
+# Per entity and alias, the value of the best-ranked hit (as `_LOOKUP_SQL`, grouped: no window).
+_BEST_SQL = f"""
+select
+    entity,
+    alias,
+    arg_min_null(value, rank) as value,
+    arg_min_null(found_key, rank) as found_key
+from ({_HITS_SQL})
+group by entity, alias
+"""
+
+_LOOKUP_SQL = f"""
 select entity, alias, value, vtype, found_key
-from (select * from exact union all select * from typed)
+from ({_HITS_SQL})
 qualify row_number() over (partition by entity, alias order by rank) = 1
 """
 
@@ -164,13 +191,41 @@ class Lookup:
         return self.values({"v": list(keys)})[LOOKUP_COLUMNS].reset_index(drop=True)
 
     def frame(self, spec: dict[str, Sequence[str]], index: pd.Index) -> pd.DataFrame:
-        """One text column per alias (stripped, blanks null), aligned to `index` (entities)."""
-        found = self.values(spec)
+        """One text column per alias (stripped, blanks null; object dtype), aligned to
+        `index` (entities): the value of the alias's first name found, as in `values`."""
+        best = self._best(spec, "select entity, alias, value from best")
+        at = index.get_indexer(best.column("entity").to_numpy())
         out = pd.DataFrame(index=index)
         for alias in spec:
-            hits = found[found["alias"] == alias].set_index("entity")["value"]
-            out[alias] = clean_text(hits.reindex(index))
+            hit = pc.and_(pc.equal(best.column("alias"), alias), pa.array(at >= 0)).to_numpy(
+                zero_copy_only=False
+            )
+            column = np.full(len(index), None, dtype=object)
+            column[at[hit]] = clean_text_array(best.column("value").filter(hit))
+            out[alias] = pd.Series(column, index=index, dtype=object)
         return out
+
+    def joined(self, keys: Sequence[str], entities: str, keep: str, order: str) -> pa.Table:
+        """The rows of the query `entities` (a column `entity`) with the first of `keys`
+        each has (as in `first`), as an Arrow table: the columns `keep` (SQL over `e`),
+        `value` and `found_key` (null when none), in `order`."""
+        return self._best(
+            {"v": list(keys)},
+            f"select {keep}, b.value, b.found_key from ({entities}) as e "
+            f"left join best as b using (entity) order by {order}",
+        )
+
+    def _best(self, spec: dict[str, Sequence[str]], query: str) -> pa.Table:
+        """`query` run over `best` (entity, alias, value, found_key: per entity and alias,
+        the value of the alias's first name found, as in `values`), as an Arrow table."""
+        wanted = pa.Table.from_pandas(_candidates(spec), _WANTED_SCHEMA, preserve_index=False)
+        self.con.register("lookup_wanted", wanted)
+        try:
+            return self.con.sql(
+                f"with best as ({_BEST_SQL.format(table=self.name)}) {query}"
+            ).to_arrow_table()
+        finally:
+            self.con.unregister("lookup_wanted")
 
     def series(self, keys: Sequence[str], index: pd.Index) -> pd.Series:
         """The first of `keys` per entity as text, aligned to `index` (entities), null if none."""
@@ -239,9 +294,14 @@ def _text(values: pd.Series) -> pa.Array:
 
 def clean_text(values: pd.Series) -> pd.Series:
     """Text with surrounding white space removed; blanks and nulls as None (object dtype)."""
-    trimmed = pc.utf8_trim_whitespace(_text(values))
+    return pd.Series(clean_text_array(_text(values)), index=values.index, dtype=object)
+
+
+def clean_text_array(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Arrow text as `clean_text` makes it: a numpy object array."""
+    trimmed = pc.utf8_trim_whitespace(values.cast(pa.string()))
     trimmed = pc.if_else(pc.equal(trimmed, ""), pa.scalar(None, pa.string()), trimmed)
-    return pd.Series(trimmed.to_numpy(zero_copy_only=False), index=values.index, dtype=object)
+    return trimmed.to_numpy(zero_copy_only=False)
 
 
 def as_bool_series(values: pd.Series) -> pd.Series:

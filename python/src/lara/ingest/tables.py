@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from lara.ingest.config import IngestConfig, match_pattern
-from lara.ingest.lookup import Lookup, clean_text, reference_tokens
+from lara.ingest.lookup import Lookup, clean_text, clean_text_array, reference_tokens
 from lara.ingest.spans import normalize_ids, utc_microseconds
 from lara.ingest.writer import contract
 
@@ -145,23 +146,32 @@ def documents_frame(
         join document_keys as k using (entity, position)
         """
     )
-    docs = con.execute("select entity, position, doc from document_keys order by doc").df()
-    if docs.empty:
-        return empty_frame(DOCUMENT_COLUMNS)
+    con.register(
+        "document_spans",
+        pa.table({"row": pa.array(frame["row"].to_numpy("int64")), "span_id": frame["span_id"]}),
+    )
     lookup = Lookup(con, "document_long", entity="doc")
-    found = lookup.values({"id": id_keys}).set_index("entity")
-    lookup.close()
-    span_ids = pd.Series(frame["span_id"].to_numpy(), index=frame["row"].to_numpy())
-    asset = clean_text(found["value"].reindex(docs["doc"]).reset_index(drop=True))
-    out = pd.DataFrame(
+    try:
+        found = lookup.joined(
+            id_keys,
+            "select k.doc as entity, s.span_id, k.position "
+            "from document_keys as k join document_spans as s on s.row = k.entity",
+            keep="e.span_id, e.position",
+            order="e.span_id, e.position",
+        )
+    finally:
+        lookup.close()
+        con.unregister("document_spans")
+    if found.num_rows == 0:
+        return empty_frame(DOCUMENT_COLUMNS)
+    return pd.DataFrame(
         {
-            "span_id": span_ids.reindex(docs["entity"]).to_numpy(),
-            "position": docs["position"].to_numpy(dtype="int64"),
-            "asset_id": asset.to_numpy(),
-            "id_key": found["found_key"].reindex(docs["doc"]).to_numpy(),
+            "span_id": found.column("span_id").to_numpy(),
+            "position": found.column("position").to_numpy().astype("int64"),
+            "asset_id": clean_text_array(found.column("value")),
+            "id_key": found.column("found_key").to_numpy(),
         }
     )
-    return out.sort_values(["span_id", "position"]).reset_index(drop=True)
 
 
 def has_ancestor(frame: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
