@@ -959,6 +959,7 @@ def test_bench_spans_flattens_what_it_built():
     assert (result["retrieval_spans"], result["documents"]) == (100, 500)
     assert result["tool_spans"] == 200  # the tool span and the agent span of each trace
     assert result["spans_per_second"] > 0 and result["cpu_seconds"] >= 0
+    assert result["parse_floor_cpu_seconds"] >= 0  # only parsing the same requests
 
 
 def test_structured_otlp_values_are_flattened(tmp_path):
@@ -1049,3 +1050,36 @@ def test_structured_otlp_values_are_flattened(tmp_path):
         "p2",
         "00f067aa0ba902b7",
     )
+
+
+def test_otlp_spellings_layouts_and_order_in_one_read():
+    """camelCase, snake_case and legacy (`instrumentationLibrarySpans`) requests, a list of
+    requests, and several resources and scopes in one request, read together: the same
+    spans, attributes and row order as the same spans in plain camelCase requests."""
+    from lara.ingest.bench import synthetic_otlp_requests
+    from lara.ingest.spans import _CAMEL_TO_SNAKE, read_span_documents
+
+    requests = synthetic_otlp_requests(5 * 512)
+    plain = read_span_documents(requests)
+
+    def snake(text: str) -> str:
+        for camel, snake_name in _CAMEL_TO_SNAKE.items():
+            text = text.replace(f'"{camel}"', f'"{snake_name}"')
+        return text
+
+    first, second = (json.loads(text) for text in requests[:2])
+    # One request: two resources, the first with two scopes (the spans of requests 0, 1).
+    scopes = first["resourceSpans"][0]["scopeSpans"]
+    half = len(scopes[0]["spans"]) // 2
+    scopes[:] = [{"spans": scopes[0]["spans"][:half]}, {"spans": scopes[0]["spans"][half:]}]
+    first["resourceSpans"].append(second["resourceSpans"][0])
+    mixed = [
+        json.dumps(first),
+        snake(requests[2]),
+        requests[3].replace('"scopeSpans"', '"instrumentationLibrarySpans"'),
+        "[" + requests[4] + "]",
+    ]
+    for texts in (mixed, [json.dumps(first), *requests[2:]]):  # the general, the common path
+        read = read_span_documents(texts)
+        pd.testing.assert_frame_equal(read.frame, plain.frame)
+        pd.testing.assert_frame_equal(read.attributes, plain.attributes)
