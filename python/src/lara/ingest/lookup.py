@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lara.ingest.spans import flatten_json
+from lara.ingest.spans import fetch_frame, flatten_json_sql
 
 LOOKUP_COLUMNS = ["entity", "value", "vtype", "found_key"]
 MAX_PATH_PARTS = 6
@@ -231,21 +231,30 @@ class Lookup:
         """The first of `keys` per entity as text, aligned to `index` (entities), null if none."""
         return self.frame({"v": list(keys)}, index)["v"]
 
-    def under(self, names: Sequence[str]) -> pd.DataFrame:
+    def under(self, names: Sequence[str], entities: pd.Index) -> str:
         """Every value of `names` and of their flattened children (`name.<rest>`, a
-        structured value): (entity, value, vtype)."""
-        self.con.register("under_names", pd.DataFrame({"name": list(names)}, dtype=object))
+        structured value) that the `entities` have, as a new temp table of `con` with
+        (entity, value, vtype), each row once. Returns the table's name."""
+        name = f"under_{next(_ids)}"
+        self.con.register("under_names", pa.table({"name": pa.array(list(names), pa.string())}))
+        self.con.register(
+            "under_entities", pa.table({"entity": pa.array(entities.to_numpy("int64"))})
+        )
         try:
-            return self.con.execute(
+            self.con.execute(
                 f"""
+                create temp table {name} as
                 select distinct t.entity, t.value, t.vtype
                 from {self.name} as t
                 join under_names as n
                     on t.key = n.name or starts_with(t.key, n.name || '.')
+                where t.entity in (select entity from under_entities)
                 """
-            ).df()
+            )
         finally:
             self.con.unregister("under_names")
+            self.con.unregister("under_entities")
+        return name
 
     def indexed(self, prefix: str, entities: pd.Index | None = None) -> str:
         """Items of a flattened list attribute, `prefix.{i}.{rest}`, as a new temp table of
@@ -317,70 +326,76 @@ def as_bool_series(values: pd.Series) -> pd.Series:
 TOKEN_SPLIT = r"[\s,;\"'()\[\]{}<>|]+"
 
 
-def reference_tokens(con: duckdb.DuckDBPyConnection, values: pd.DataFrame) -> pd.DataFrame:
-    """Strings in attribute values that may name an asset, as (entity, token).
+# White space as Python's `str.isspace` has it (what `str.lstrip` strips), for RE2.
+_SPACE = r"[\t\n\v\f\r\x1c-\x1f\x85\pZ]"
 
-    `values` has `entity`, `value`, `vtype`. JSON objects and lists (text starting with
-    `{` or `[`, or list values) contribute their string leaves and integers; plain strings
-    themselves; integers their digits. Each string is a token whole and split on white
-    space and punctuation.
+# (entity, token) of `reference_tokens`: the string leaves of the JSON values (`{values}`
+# with entity, value, vtype), the other strings and integers whole, each whole and split.
+_REFERENCE_TOKENS_SQL = r"""
+with
+typed as (
+    select
+        entity,
+        value,
+        vtype,
+        vtype = 'list' or (vtype = 'string' and regexp_matches(value, '^{space}*[\[{{]'))
+            as is_json
+    from {values}
+),
+flat as materialized (
+    {flat}
+),
+leaves as (
+    select entity, value from typed where not is_json and vtype in ('string', 'int')
+    union all
+    -- a JSON-looking string of an entity none of whose JSON values could be read
+    select entity, value from typed
+    where is_json and vtype = 'string' and entity not in (select row from flat)
+    union all
+    select row as entity, value from flat where vtype in ('string', 'int')
+    union all
+    select entity, item ->> '$' as value
+    from (select row as entity, unnest(value::json[]) as item from flat where vtype = 'list')
+    where json_type(item) in ('VARCHAR', 'BIGINT', 'UBIGINT')
+),
+parts as (
+    select entity, regexp_replace(value, '^\s+|\s+$', '', 'g') as token from leaves
+    union all
+    select entity, unnest(regexp_split_to_array(value, ?)) as token from leaves
+)
+select distinct entity, token from parts where token <> ''
+order by entity, token
+"""
+
+
+def reference_tokens(con: duckdb.DuckDBPyConnection, values: pd.DataFrame | str) -> pd.DataFrame:
+    """Strings in attribute values that may name an asset, as (entity, token), sorted.
+
+    `values` (a DataFrame, or the name of a DuckDB table of `con`) has `entity`, `value`,
+    `vtype`. JSON objects and lists (text starting with `{` or `[` after white space, or
+    list values) contribute their string leaves and integers; plain strings themselves;
+    integers their digits. Each string is a token whole and split on white space and
+    punctuation. All in one DuckDB query.
     """
-    if values.empty:
-        return pd.DataFrame({"entity": pd.Series(dtype="int64"), "token": pd.Series(dtype=object)})
-    values = values.reset_index(drop=True)
-    text = values["value"].astype(object).where(values["value"].notna(), "")
-    is_json = (values["vtype"] == "list") | (
-        (values["vtype"] == "string")
-        & text.astype("string").str.lstrip().str[:1].isin(["{", "["]).fillna(False)
-    )
-    leaves = [values.loc[~is_json & values["vtype"].isin(["string", "int"]), ["entity", "value"]]]
-    parsed = values[is_json]
-    if not parsed.empty:
-        flat = flatten_json(con, parsed.rename(columns={"entity": "row", "value": "j"}))
-        unparsed = parsed[~parsed["entity"].isin(flat["row"]) & (parsed["vtype"] == "string")]
-        leaves.append(unparsed[["entity", "value"]])
-        scalar = flat[flat["vtype"].isin(["string", "int"])]
-        leaves.append(scalar.rename(columns={"row": "entity"})[["entity", "value"]])
-        lists = flat[flat["vtype"] == "list"]
-        if not lists.empty:
-            con.register("token_lists", lists)
-            try:
-                items = con.execute(
-                    """
-                    select row as entity, unnest(value::json[]) as item from token_lists
-                    """
-                ).df()
-            finally:
-                con.unregister("token_lists")
-            con.register("token_items", items)
-            try:
-                items = con.execute(
-                    """
-                    select entity, item ->> '$' as value
-                    from token_items
-                    where json_type(item) in ('VARCHAR', 'BIGINT', 'UBIGINT')
-                    """
-                ).df()
-            finally:
-                con.unregister("token_items")
-            leaves.append(items)
-    strings = pd.concat([leaf for leaf in leaves if not leaf.empty] or [leaves[0]])
-    con.register("token_strings", strings[["entity", "value"]])
-    try:
-        tokens = con.execute(
-            r"""
-            with parts as (
-                select entity, regexp_replace(value, '^\s+|\s+$', '', 'g') as token
-                from token_strings
-                union all
-                select entity, unnest(regexp_split_to_array(value, ?)) as token
-                from token_strings
+    if isinstance(values, pd.DataFrame):
+        if values.empty:
+            return pd.DataFrame(
+                {"entity": pd.Series(dtype="int64"), "token": pd.Series(dtype=object)}
             )
-            select distinct entity, token from parts where token <> ''
-            order by entity, token
-            """,
+        con.register("token_values", values[["entity", "value", "vtype"]])
+        table = "token_values"
+    else:
+        table = values
+    flat = flatten_json_sql(
+        "select entity as row, 0::bigint as priority, null::varchar as prefix, value as j "
+        "from typed where is_json"
+    )
+    try:
+        return fetch_frame(
+            con,
+            _REFERENCE_TOKENS_SQL.format(space=_SPACE, values=table, flat=flat),
             [TOKEN_SPLIT],
-        ).df()
+        )
     finally:
-        con.unregister("token_strings")
-    return tokens
+        if isinstance(values, pd.DataFrame):
+            con.unregister("token_values")

@@ -120,6 +120,19 @@ def connect() -> duckdb.DuckDBPyConnection:
     return con
 
 
+def fetch_frame(
+    con: duckdb.DuckDBPyConnection, query: str, params: Sequence[Any] | None = None
+) -> pd.DataFrame:
+    """The result of `query` as a DataFrame with the dtypes `.df()` gives it (text columns
+    `str`, or `object` when they hold no value), through Arrow: a few times faster than
+    `.df()` on many rows of text."""
+    frame = con.sql(query, params=params).to_arrow_table().to_pandas()
+    for column in frame.columns:
+        if isinstance(frame[column].dtype, pd.StringDtype) and frame[column].isna().all():
+            frame[column] = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    return frame
+
+
 def normalize_ids(values: pd.Series) -> pd.Series:
     """Span / trace ids as text: OTLP ids (hex, or base64 of 8 / 16 bytes) as lower-case hex;
     all-zero ids (OTLP's "no parent") and blanks as null; other ids trimmed, as given."""
@@ -334,10 +347,16 @@ def flatten_json(con: duckdb.DuckDBPyConnection, values: pd.DataFrame) -> pd.Dat
     )
     con.register("json_in", table)
     try:
-        source = "(select row, priority, prefix, j::json as j from json_in where json_valid(j))"
-        return con.execute(_FLATTEN_SQL.format(source=source)).df()
+        return con.execute(flatten_json_sql("select row, priority, prefix, j from json_in")).df()
     finally:
         con.unregister("json_in")
+
+
+def flatten_json_sql(values: str) -> str:
+    """The query of `flatten_json` over the query `values` (`row`, `priority`, `prefix`,
+    `j`: JSON text; invalid JSON left out): (row, key, value, vtype, priority)."""
+    source = f"(select row, priority, prefix, j::json as j from ({values}) where json_valid(j))"
+    return _FLATTEN_SQL.format(source=source)
 
 
 # --- OTLP JSON (and protobuf, via its JSON mapping) --------------------------------------
@@ -672,10 +691,11 @@ def _otlp_batch(con: duckdb.DuckDBPyConnection, parts: Sequence[tuple[_Names, st
     def union(sql: Any) -> str:
         return " union all ".join(f"({sql(names, table)})" for names, table in parts)
 
-    frame = con.execute(
+    frame = fetch_frame(
+        con,
         "select row, trace_id, span_id, parent_id, name, span_kind, start_us, n_events "
-        f"from ({union(_otlp_frame_sql)}) order by row"
-    ).df()
+        f"from ({union(_otlp_frame_sql)}) order by row",
+    )
     frame["start_time"] = micros_to_utc(frame.pop("start_us"))
     has_events = bool(frame.pop("n_events").any())
     table = f"batch_attrs_{next(_batch_ids)}"
@@ -1036,11 +1056,22 @@ def _common_otlp_batch(con: duckdb.DuckDBPyConnection, relation: str) -> _Batch:
     return _otlp_batch(con, [(names, "otlp_scopes_camel")])
 
 
+def _large_strings(texts: Sequence[str]) -> pa.LargeStringArray:
+    """`texts` as one Arrow array, built from their UTF-8 bytes joined (a few times faster
+    than `pa.array` on long texts)."""
+    encoded = [text.encode() for text in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype="int64")
+    np.cumsum([len(data) for data in encoded], out=offsets[1:])
+    return pa.LargeStringArray.from_buffers(
+        len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))
+    )
+
+
 def documents_batch(
     con: duckdb.DuckDBPyConnection, texts: Sequence[str], origin: str
 ) -> tuple[_Batch, str]:
     """JSON documents (OTLP requests, or Phoenix span rows) as a batch, with their kind."""
-    array = pa.array(list(texts), pa.large_string())
+    array = _large_strings(texts)
     numbers = pa.array(np.arange(len(array), dtype="int64"))
     schema = pa.schema([("doc_no", pa.int64()), ("doc", pa.large_string())])
     # Record batches of a few documents each, so that DuckDB parses them in parallel.

@@ -140,7 +140,7 @@ def documents_frame(
             position,
             (row_number() over (order by entity, position) - 1)::bigint as doc
         from (select distinct entity, position from {items});
-        create or replace temp view document_long as
+        create or replace temp table document_long as
         select k.doc, i.key, i.value, i.vtype
         from {items} as i
         join document_keys as k using (entity, position)
@@ -162,6 +162,7 @@ def documents_frame(
     finally:
         lookup.close()
         con.unregister("document_spans")
+        con.execute("drop table document_long")
     if found.num_rows == 0:
         return empty_frame(DOCUMENT_COLUMNS)
     return pd.DataFrame(
@@ -255,9 +256,9 @@ def tool_tokens(
         )
     else:
         # A structured (not JSON-text) argument value arrives flattened: its children count.
-        scanned_values = lookup.under(scanned)
-        scanned_values = scanned_values[scanned_values["entity"].isin(rows)]
+        scanned_values = lookup.under(scanned, rows)
         tokens = reference_tokens(con, scanned_values).assign(keyed=False)
+        con.execute(f"drop table {scanned_values}")
     return pd.DataFrame(
         {
             "span_id": span_ids.reindex(tokens["entity"]).to_numpy(),
