@@ -93,10 +93,16 @@ nested as (
     from objects as o
     join lookup_wanted as w on w.head = o.key and w.path is not null
     left join best_exact as b on b.entity = o.entity and b.alias = w.alias
-    where (b.rank is null or b.rank > w.rank) and json_valid(o.value)
+    where b.rank is null or b.rank > w.rank
 ),
 nested_values as (
-    select entity, alias, json_extract(value, path) as j, found_key, rank
+    -- validity checked here, not in `nested`, so that only the values left are checked
+    select
+        entity,
+        alias,
+        case when json_valid(value) then json_extract(value, path) end as j,
+        found_key,
+        rank
     from nested
 ),
 typed as (
