@@ -613,7 +613,8 @@ def render_spans(spans: SpanResult | None) -> list[str]:
         " spans after `json.loads`, `lara` at df8f717) did about"
         f' {ROW_BY_ROW_SPANS_PER_CPU_S:,.0f} spans per CPU second (docs/ingest.md, "Speed").'
         " The parse floor is the CPU seconds of only parsing the same requests (Arrow's JSON"
-        " reader on one thread, measured in the same run): no reading of them costs less.",
+        " reader on one thread, the least of three parses in the same run): no reading of them"
+        " costs less.",
         "",
         "| spans | wall s | CPU s | spans per CPU second | vs the row-by-row loop"
         " | parse floor CPU s | CPU s / floor |",

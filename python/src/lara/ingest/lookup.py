@@ -152,7 +152,9 @@ class Lookup:
     def __init__(
         self, con: duckdb.DuckDBPyConnection, long: pd.DataFrame | str, entity: str = "row"
     ):
-        """`long`: a DataFrame, or the name of a DuckDB table of `con` (not copied)."""
+        """`long`: a DataFrame, or the name of a DuckDB table of `con` (not copied);
+        `entity`: its column naming the entity (for a table, any SQL expression over its
+        columns, e.g. a struct of two)."""
         self.con = con
         self.name = f"lookup_{next(_ids)}"
         if isinstance(long, str):
@@ -200,7 +202,11 @@ class Lookup:
         """One text column per alias (stripped, blanks null; object dtype), aligned to
         `index` (entities): the value of the alias's first name found, as in `values`."""
         best = self._best(spec, "select entity, alias, value from best")
-        at = index.get_indexer(best.column("entity").to_numpy())
+        entities = best.column("entity").to_numpy()
+        if index.equals(pd.RangeIndex(len(index))):  # the span rows 0..n-1: no look-up
+            at = np.where((entities >= 0) & (entities < len(index)), entities, -1)
+        else:
+            at = index.get_indexer(entities)
         out = pd.DataFrame(index=index)
         for alias in spec:
             hit = pc.and_(pc.equal(best.column("alias"), alias), pa.array(at >= 0)).to_numpy(

@@ -132,37 +132,25 @@ def documents_frame(
         con.execute("create or replace temp table document_items as from document_items_frame")
         con.unregister("document_items_frame")
         items = "document_items"
-    con.execute(
-        f"""
-        create or replace temp table document_keys as
-        select
-            entity,
-            position,
-            (row_number() over (order by entity, position) - 1)::bigint as doc
-        from (select distinct entity, position from {items});
-        create or replace temp table document_long as
-        select k.doc, i.key, i.value, i.vtype
-        from {items} as i
-        join document_keys as k using (entity, position)
-        """
-    )
     con.register(
         "document_spans",
         pa.table({"row": pa.array(frame["row"].to_numpy("int64")), "span_id": frame["span_id"]}),
     )
-    lookup = Lookup(con, "document_long", entity="doc")
+    # A document is the pair (span row, position): the look-up's entity is that pair, so
+    # that the documents need no numbering of their own.
+    document = "{'row': entity, 'position': position}"
+    lookup = Lookup(con, items, entity=document)
     try:
         found = lookup.joined(
             id_keys,
-            "select k.doc as entity, s.span_id, k.position "
-            "from document_keys as k join document_spans as s on s.row = k.entity",
+            f"select distinct {document} as entity, s.span_id, i.position "
+            f"from (select * from {items}) as i join document_spans as s on s.row = i.entity",
             keep="e.span_id, e.position",
             order="e.span_id, e.position",
         )
     finally:
         lookup.close()
         con.unregister("document_spans")
-        con.execute("drop table document_long")
     if found.num_rows == 0:
         return empty_frame(DOCUMENT_COLUMNS)
     return pd.DataFrame(
