@@ -7,6 +7,7 @@ pytrec_eval, and the report renders (with the span-flattening section)."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -196,8 +197,18 @@ def test_span_flattening_section_and_target() -> None:
         "| span flattening >= 10x the row-by-row loop (issue 19) | 40,000 spans per CPU s"
         " (100,000 spans) = 3.0x | **no** (0.30x the target) |"
     ]
+    assert "| 100,000 | 3.00 | 2.50 | 40,000 | 3.0x | n/a | n/a |" in report
     fast = bench.SpanResult(100_000, 1.0, 0.5)  # 200,000 spans per CPU s: 14.8x
     assert "= 14.8x | yes |" in "\n".join(bench._targets([], [], fast))
+    # The parse floor (CPU seconds of only parsing the requests) and the ratio to it.
+    assert measured.parse_floor_cpu_s is not None and measured.parse_floor_cpu_s >= 0
+    floored = bench.SpanResult(100_000, 3.0, 2.5, 0.8)
+    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], floored)
+    assert "| 100,000 | 3.00 | 2.50 | 40,000 | 3.0x | 0.80 | 3.1x |" in report
+    assert "= 3.0x; 3.1x the parse floor (0.80 CPU s) | **no**" in report
+    # Results saved before the floor was measured still load (the field is optional).
+    saved = json.loads(json.dumps({"spans": 100_000, "wall_s": 3.0, "cpu_s": 2.5}))
+    assert bench.SpanResult(**saved).over_floor is None
     skipped = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [])
     assert "## Span flattening" not in skipped
     assert "the row-by-row loop (issue 19) | not measured |" in skipped

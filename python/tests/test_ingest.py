@@ -959,6 +959,7 @@ def test_bench_spans_flattens_what_it_built():
     assert (result["retrieval_spans"], result["documents"]) == (100, 500)
     assert result["tool_spans"] == 200  # the tool span and the agent span of each trace
     assert result["spans_per_second"] > 0 and result["cpu_seconds"] >= 0
+    assert result["parse_floor_cpu_seconds"] >= 0  # only parsing the same requests
 
 
 def test_structured_otlp_values_are_flattened(tmp_path):
@@ -1048,4 +1049,103 @@ def test_structured_otlp_values_are_flattened(tmp_path):
     assert (action["consumed_asset_id"], action["source_retrieval_id"]) == (
         "p2",
         "00f067aa0ba902b7",
+    )
+
+
+def test_otlp_spellings_layouts_and_order_in_one_read():
+    """camelCase, snake_case and legacy (`instrumentationLibrarySpans`) requests, a list of
+    requests, and several resources and scopes in one request, read together: the same
+    spans, attributes and row order as the same spans in plain camelCase requests."""
+    from lara.ingest.bench import synthetic_otlp_requests
+    from lara.ingest.spans import _CAMEL_TO_SNAKE, read_span_documents
+
+    requests = synthetic_otlp_requests(5 * 512)
+    plain = read_span_documents(requests)
+
+    def snake(text: str) -> str:
+        for camel, snake_name in _CAMEL_TO_SNAKE.items():
+            text = text.replace(f'"{camel}"', f'"{snake_name}"')
+        return text
+
+    first, second = (json.loads(text) for text in requests[:2])
+    # One request: two resources, the first with two scopes (the spans of requests 0, 1).
+    scopes = first["resourceSpans"][0]["scopeSpans"]
+    half = len(scopes[0]["spans"]) // 2
+    scopes[:] = [{"spans": scopes[0]["spans"][:half]}, {"spans": scopes[0]["spans"][half:]}]
+    first["resourceSpans"].append(second["resourceSpans"][0])
+    mixed = [
+        json.dumps(first),
+        snake(requests[2]),
+        requests[3].replace('"scopeSpans"', '"instrumentationLibrarySpans"'),
+        "[" + requests[4] + "]",
+    ]
+    for texts in (mixed, [json.dumps(first), *requests[2:]]):  # the general, the common path
+        read = read_span_documents(texts)
+        pd.testing.assert_frame_equal(read.frame, plain.frame)
+        pd.testing.assert_frame_equal(read.attributes, plain.attributes)
+
+
+def test_lookup_frame_and_reference_tokens():
+    """Look-ups spread into columns for any index (span rows 0..n-1 or not), names found
+    inside JSON metadata, blanks as null; tool tokens from JSON leaves, list items and
+    plain strings, whole and split (JSON-looking text that is not JSON counts whole only
+    when the span has no readable JSON value)."""
+    from lara.ingest.lookup import Lookup, reference_tokens
+    from lara.ingest.spans import connect, fetch_frame
+
+    con = connect()
+    long = pd.DataFrame(
+        {
+            "row": [0, 0, 1, 2, 7],
+            "key": ["a", "metadata", "a", "b", "a"],
+            "value": [" x ", '{"lara": {"role": "find"}}', " ", "y", "z"],
+            "vtype": ["string"] * 5,
+        }
+    )
+    lookup = Lookup(con, long)
+    spec = {"a": ["a"], "role": ["metadata.lara.role"], "b": ["zz", "b"], "none": []}
+    expected = {"a": ["x", None, None], "role": ["find", None, None], "b": [None, None, "y"]}
+    for index in (pd.Index([0, 1, 2]), pd.Index([0, 1, 2, 5])):  # rows 0..n-1, and not
+        found = lookup.frame(spec, index)
+        for alias, values in expected.items():
+            assert found[alias].tolist()[:3] == values and found[alias].dtype == object
+        assert found["none"].isna().all() and found.index.equals(index)
+    shuffled = lookup.frame(spec, pd.Index([2, 7, 0]))
+    assert shuffled["a"].tolist() == [None, "z", "x"] and shuffled["b"].tolist()[0] == "y"
+    lookup.close()
+
+    values = pd.DataFrame(
+        {
+            "entity": [0, 0, 1, 1, 2, 3, 4, 5, 7, 7, 8],
+            "value": [
+                ' {"asset_id": "a-1", "n": 3, "l": ["x y", 2, 1.5]}',
+                "hello world",
+                "\u00a0{not json",
+                '{"k": "v"}',
+                "{bad",
+                '["p", "q"]',
+                "12",
+                None,
+                "{}",
+                '\t[ "z" ]',
+                "1.5",
+            ],
+            "vtype": ["string"] * 5 + ["list", "int", "string", "string", "string", "float"],
+        }
+    )
+    tokens = reference_tokens(con, values)
+    by_entity = tokens.groupby("entity")["token"].agg(list).to_dict()
+    assert by_entity == {
+        0: ["2", "3", "a-1", "hello", "hello world", "world", "x", "x y", "y"],
+        1: ["v"],
+        2: ["bad", "{bad"],
+        3: ["p", "q"],
+        4: ["12"],
+        7: ["z"],
+    }
+    # Results fetched through Arrow keep the dtypes of `.df()`: no value -> object.
+    frame = fetch_frame(con, "select 'a' as t, null::varchar as n, 1 as i")
+    assert (
+        frame.dtypes.to_dict()
+        == con.sql("select 'a' as t, null::varchar as n, 1 as i").df().dtypes.to_dict()
     )

@@ -20,14 +20,16 @@ import itertools
 from collections.abc import Sequence
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lara.ingest.spans import flatten_json
+from lara.ingest.spans import fetch_frame, flatten_json_sql
 
 LOOKUP_COLUMNS = ["entity", "value", "vtype", "found_key"]
 MAX_PATH_PARTS = 6
+_CANDIDATE_COLUMNS = ["alias", "rank", "head", "path", "found_key"]
 _ids = itertools.count()
 
 
@@ -64,10 +66,11 @@ def _candidates(spec: dict[str, Sequence[str]]) -> pd.DataFrame:
                 for grouping in _groupings(parts[cut:]):
                     rows.append((alias, rank, ".".join(parts[:cut]), _json_path(grouping), key))
                 rank += 1
-    return pd.DataFrame(rows, columns=["alias", "rank", "head", "path", "found_key"])
+    return pd.DataFrame(rows, columns=_CANDIDATE_COLUMNS)
 
 
-_LOOKUP_SQL = """
+# Every hit of a wanted name (entity, alias, value, vtype, found_key, rank; lower ranks win).
+_HITS_SQL = """
 with exact as (
     select t.entity, w.alias, t.value, t.vtype, w.found_key, w.rank
     from {table} as t
@@ -90,10 +93,16 @@ nested as (
     from objects as o
     join lookup_wanted as w on w.head = o.key and w.path is not null
     left join best_exact as b on b.entity = o.entity and b.alias = w.alias
-    where (b.rank is null or b.rank > w.rank) and json_valid(o.value)
+    where b.rank is null or b.rank > w.rank
 ),
 nested_values as (
-    select entity, alias, json_extract(value, path) as j, found_key, rank
+    -- validity checked here, not in `nested`, so that only the values left are checked
+    select
+        entity,
+        alias,
+        case when json_valid(value) then json_extract(value, path) end as j,
+        found_key,
+        rank
     from nested
 ),
 typed as (
@@ -107,8 +116,32 @@ typed as (
     from nested_values
     where j is not null and json_type(j) not in ('OBJECT', 'NULL')
 )
+select entity, alias, value, vtype, found_key, rank
+from exact
+union all
+select entity, alias, value, vtype, found_key, rank
+from typed
+"""
+
+# Per entity and alias, the value of the best-ranked hit.
+_WANTED_SCHEMA = pa.schema(
+    [(name, pa.int64() if name == "rank" else pa.string()) for name in _CANDIDATE_COLUMNS]
+)
+
+# Per entity and alias, the value of the best-ranked hit (as `_LOOKUP_SQL`, grouped: no window).
+_BEST_SQL = f"""
+select
+    entity,
+    alias,
+    arg_min_null(value, rank) as value,
+    arg_min_null(found_key, rank) as found_key
+from ({_HITS_SQL})
+group by entity, alias
+"""
+
+_LOOKUP_SQL = f"""
 select entity, alias, value, vtype, found_key
-from (select * from exact union all select * from typed)
+from ({_HITS_SQL})
 qualify row_number() over (partition by entity, alias order by rank) = 1
 """
 
@@ -119,7 +152,9 @@ class Lookup:
     def __init__(
         self, con: duckdb.DuckDBPyConnection, long: pd.DataFrame | str, entity: str = "row"
     ):
-        """`long`: a DataFrame, or the name of a DuckDB table of `con` (not copied)."""
+        """`long`: a DataFrame, or the name of a DuckDB table of `con` (not copied);
+        `entity`: its column naming the entity (for a table, any SQL expression over its
+        columns, e.g. a struct of two)."""
         self.con = con
         self.name = f"lookup_{next(_ids)}"
         if isinstance(long, str):
@@ -164,33 +199,74 @@ class Lookup:
         return self.values({"v": list(keys)})[LOOKUP_COLUMNS].reset_index(drop=True)
 
     def frame(self, spec: dict[str, Sequence[str]], index: pd.Index) -> pd.DataFrame:
-        """One text column per alias (stripped, blanks null), aligned to `index` (entities)."""
-        found = self.values(spec)
+        """One text column per alias (stripped, blanks null; object dtype), aligned to
+        `index` (entities): the value of the alias's first name found, as in `values`."""
+        best = self._best(spec, "select entity, alias, value from best")
+        entities = best.column("entity").to_numpy()
+        if index.equals(pd.RangeIndex(len(index))):  # the span rows 0..n-1: no look-up
+            at = np.where((entities >= 0) & (entities < len(index)), entities, -1)
+        else:
+            at = index.get_indexer(entities)
         out = pd.DataFrame(index=index)
         for alias in spec:
-            hits = found[found["alias"] == alias].set_index("entity")["value"]
-            out[alias] = clean_text(hits.reindex(index))
+            hit = pc.and_(pc.equal(best.column("alias"), alias), pa.array(at >= 0)).to_numpy(
+                zero_copy_only=False
+            )
+            column = np.full(len(index), None, dtype=object)
+            column[at[hit]] = clean_text_array(best.column("value").filter(hit))
+            out[alias] = pd.Series(column, index=index, dtype=object)
         return out
+
+    def joined(self, keys: Sequence[str], entities: str, keep: str, order: str) -> pa.Table:
+        """The rows of the query `entities` (a column `entity`) with the first of `keys`
+        each has (as in `first`), as an Arrow table: the columns `keep` (SQL over `e`),
+        `value` and `found_key` (null when none), in `order`."""
+        return self._best(
+            {"v": list(keys)},
+            f"select {keep}, b.value, b.found_key from ({entities}) as e "
+            f"left join best as b using (entity) order by {order}",
+        )
+
+    def _best(self, spec: dict[str, Sequence[str]], query: str) -> pa.Table:
+        """`query` run over `best` (entity, alias, value, found_key: per entity and alias,
+        the value of the alias's first name found, as in `values`), as an Arrow table."""
+        wanted = pa.Table.from_pandas(_candidates(spec), _WANTED_SCHEMA, preserve_index=False)
+        self.con.register("lookup_wanted", wanted)
+        try:
+            return self.con.sql(
+                f"with best as ({_BEST_SQL.format(table=self.name)}) {query}"
+            ).to_arrow_table()
+        finally:
+            self.con.unregister("lookup_wanted")
 
     def series(self, keys: Sequence[str], index: pd.Index) -> pd.Series:
         """The first of `keys` per entity as text, aligned to `index` (entities), null if none."""
         return self.frame({"v": list(keys)}, index)["v"]
 
-    def under(self, names: Sequence[str]) -> pd.DataFrame:
+    def under(self, names: Sequence[str], entities: pd.Index) -> str:
         """Every value of `names` and of their flattened children (`name.<rest>`, a
-        structured value): (entity, value, vtype)."""
-        self.con.register("under_names", pd.DataFrame({"name": list(names)}, dtype=object))
+        structured value) that the `entities` have, as a new temp table of `con` with
+        (entity, value, vtype), each row once. Returns the table's name."""
+        name = f"under_{next(_ids)}"
+        self.con.register("under_names", pa.table({"name": pa.array(list(names), pa.string())}))
+        self.con.register(
+            "under_entities", pa.table({"entity": pa.array(entities.to_numpy("int64"))})
+        )
         try:
-            return self.con.execute(
+            self.con.execute(
                 f"""
+                create temp table {name} as
                 select distinct t.entity, t.value, t.vtype
                 from {self.name} as t
                 join under_names as n
                     on t.key = n.name or starts_with(t.key, n.name || '.')
+                where t.entity in (select entity from under_entities)
                 """
-            ).df()
+            )
         finally:
             self.con.unregister("under_names")
+            self.con.unregister("under_entities")
+        return name
 
     def indexed(self, prefix: str, entities: pd.Index | None = None) -> str:
         """Items of a flattened list attribute, `prefix.{i}.{rest}`, as a new temp table of
@@ -239,9 +315,14 @@ def _text(values: pd.Series) -> pa.Array:
 
 def clean_text(values: pd.Series) -> pd.Series:
     """Text with surrounding white space removed; blanks and nulls as None (object dtype)."""
-    trimmed = pc.utf8_trim_whitespace(_text(values))
+    return pd.Series(clean_text_array(_text(values)), index=values.index, dtype=object)
+
+
+def clean_text_array(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Arrow text as `clean_text` makes it: a numpy object array."""
+    trimmed = pc.utf8_trim_whitespace(values.cast(pa.string()))
     trimmed = pc.if_else(pc.equal(trimmed, ""), pa.scalar(None, pa.string()), trimmed)
-    return pd.Series(trimmed.to_numpy(zero_copy_only=False), index=values.index, dtype=object)
+    return trimmed.to_numpy(zero_copy_only=False)
 
 
 def as_bool_series(values: pd.Series) -> pd.Series:
@@ -257,70 +338,76 @@ def as_bool_series(values: pd.Series) -> pd.Series:
 TOKEN_SPLIT = r"[\s,;\"'()\[\]{}<>|]+"
 
 
-def reference_tokens(con: duckdb.DuckDBPyConnection, values: pd.DataFrame) -> pd.DataFrame:
-    """Strings in attribute values that may name an asset, as (entity, token).
+# White space as Python's `str.isspace` has it (what `str.lstrip` strips), for RE2.
+_SPACE = r"[\t\n\v\f\r\x1c-\x1f\x85\pZ]"
 
-    `values` has `entity`, `value`, `vtype`. JSON objects and lists (text starting with
-    `{` or `[`, or list values) contribute their string leaves and integers; plain strings
-    themselves; integers their digits. Each string is a token whole and split on white
-    space and punctuation.
+# (entity, token) of `reference_tokens`: the string leaves of the JSON values (`{values}`
+# with entity, value, vtype), the other strings and integers whole, each whole and split.
+_REFERENCE_TOKENS_SQL = r"""
+with
+typed as (
+    select
+        entity,
+        value,
+        vtype,
+        vtype = 'list' or (vtype = 'string' and regexp_matches(value, '^{space}*[\[{{]'))
+            as is_json
+    from {values}
+),
+flat as materialized (
+    {flat}
+),
+leaves as (
+    select entity, value from typed where not is_json and vtype in ('string', 'int')
+    union all
+    -- a JSON-looking string of an entity none of whose JSON values could be read
+    select entity, value from typed
+    where is_json and vtype = 'string' and entity not in (select row from flat)
+    union all
+    select row as entity, value from flat where vtype in ('string', 'int')
+    union all
+    select entity, item ->> '$' as value
+    from (select row as entity, unnest(value::json[]) as item from flat where vtype = 'list')
+    where json_type(item) in ('VARCHAR', 'BIGINT', 'UBIGINT')
+),
+parts as (
+    select entity, regexp_replace(value, '^\s+|\s+$', '', 'g') as token from leaves
+    union all
+    select entity, unnest(regexp_split_to_array(value, ?)) as token from leaves
+)
+select distinct entity, token from parts where token <> ''
+order by entity, token
+"""
+
+
+def reference_tokens(con: duckdb.DuckDBPyConnection, values: pd.DataFrame | str) -> pd.DataFrame:
+    """Strings in attribute values that may name an asset, as (entity, token), sorted.
+
+    `values` (a DataFrame, or the name of a DuckDB table of `con`) has `entity`, `value`,
+    `vtype`. JSON objects and lists (text starting with `{` or `[` after white space, or
+    list values) contribute their string leaves and integers; plain strings themselves;
+    integers their digits. Each string is a token whole and split on white space and
+    punctuation. All in one DuckDB query.
     """
-    if values.empty:
-        return pd.DataFrame({"entity": pd.Series(dtype="int64"), "token": pd.Series(dtype=object)})
-    values = values.reset_index(drop=True)
-    text = values["value"].astype(object).where(values["value"].notna(), "")
-    is_json = (values["vtype"] == "list") | (
-        (values["vtype"] == "string")
-        & text.astype("string").str.lstrip().str[:1].isin(["{", "["]).fillna(False)
-    )
-    leaves = [values.loc[~is_json & values["vtype"].isin(["string", "int"]), ["entity", "value"]]]
-    parsed = values[is_json]
-    if not parsed.empty:
-        flat = flatten_json(con, parsed.rename(columns={"entity": "row", "value": "j"}))
-        unparsed = parsed[~parsed["entity"].isin(flat["row"]) & (parsed["vtype"] == "string")]
-        leaves.append(unparsed[["entity", "value"]])
-        scalar = flat[flat["vtype"].isin(["string", "int"])]
-        leaves.append(scalar.rename(columns={"row": "entity"})[["entity", "value"]])
-        lists = flat[flat["vtype"] == "list"]
-        if not lists.empty:
-            con.register("token_lists", lists)
-            try:
-                items = con.execute(
-                    """
-                    select row as entity, unnest(value::json[]) as item from token_lists
-                    """
-                ).df()
-            finally:
-                con.unregister("token_lists")
-            con.register("token_items", items)
-            try:
-                items = con.execute(
-                    """
-                    select entity, item ->> '$' as value
-                    from token_items
-                    where json_type(item) in ('VARCHAR', 'BIGINT', 'UBIGINT')
-                    """
-                ).df()
-            finally:
-                con.unregister("token_items")
-            leaves.append(items)
-    strings = pd.concat([leaf for leaf in leaves if not leaf.empty] or [leaves[0]])
-    con.register("token_strings", strings[["entity", "value"]])
-    try:
-        tokens = con.execute(
-            r"""
-            with parts as (
-                select entity, regexp_replace(value, '^\s+|\s+$', '', 'g') as token
-                from token_strings
-                union all
-                select entity, unnest(regexp_split_to_array(value, ?)) as token
-                from token_strings
+    if isinstance(values, pd.DataFrame):
+        if values.empty:
+            return pd.DataFrame(
+                {"entity": pd.Series(dtype="int64"), "token": pd.Series(dtype=object)}
             )
-            select distinct entity, token from parts where token <> ''
-            order by entity, token
-            """,
+        con.register("token_values", values[["entity", "value", "vtype"]])
+        table = "token_values"
+    else:
+        table = values
+    flat = flatten_json_sql(
+        "select entity as row, 0::bigint as priority, null::varchar as prefix, value as j "
+        "from typed where is_json"
+    )
+    try:
+        return fetch_frame(
+            con,
+            _REFERENCE_TOKENS_SQL.format(space=_SPACE, values=table, flat=flat),
             [TOKEN_SPLIT],
-        ).df()
+        )
     finally:
-        con.unregister("token_strings")
-    return tokens
+        if isinstance(values, pd.DataFrame):
+            con.unregister("token_values")

@@ -93,11 +93,12 @@ def extract_openinference(
     kind = kind.astype("string").str.upper()
     facts = pd.DataFrame(
         {
-            "trace_id": frame["trace_id"].to_numpy(),
-            "span_id": frame["span_id"].to_numpy(),
-            "parent_id": frame["parent_id"].to_numpy(),
-            "name": frame["name"].to_numpy(),
-            "start_time": frame["start_time"].to_numpy(),
+            # `.array`, not `.to_numpy()`: the columns keep their dtypes, not copied to objects
+            "trace_id": frame["trace_id"].array,
+            "span_id": frame["span_id"].array,
+            "parent_id": frame["parent_id"].array,
+            "name": frame["name"].array,
+            "start_time": frame["start_time"].array,
             "session_id": found["session_id"].to_numpy(),
             "user_id": found["user_id"].to_numpy(),
             "prompt_text": found["input"].to_numpy(),

@@ -233,11 +233,12 @@ def extract_otel_genai(
     operation = _operations(lookup, frame, rows)
     facts = pd.DataFrame(
         {
-            "trace_id": frame["trace_id"].to_numpy(),
-            "span_id": frame["span_id"].to_numpy(),
-            "parent_id": frame["parent_id"].to_numpy(),
-            "name": frame["name"].to_numpy(),
-            "start_time": frame["start_time"].to_numpy(),
+            # `.array`, not `.to_numpy()`: the columns keep their dtypes, not copied to objects
+            "trace_id": frame["trace_id"].array,
+            "span_id": frame["span_id"].array,
+            "parent_id": frame["parent_id"].array,
+            "name": frame["name"].array,
+            "start_time": frame["start_time"].array,
             "session_id": clean_text(
                 lookup.series([GEN_AI_CONVERSATION_ID, OI_SESSION_ID], rows)
             ).to_numpy(),

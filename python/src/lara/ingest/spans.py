@@ -120,6 +120,19 @@ def connect() -> duckdb.DuckDBPyConnection:
     return con
 
 
+def fetch_frame(
+    con: duckdb.DuckDBPyConnection, query: str, params: Sequence[Any] | None = None
+) -> pd.DataFrame:
+    """The result of `query` as a DataFrame with the dtypes `.df()` gives it (text columns
+    `str`, or `object` when they hold no value), through Arrow: a few times faster than
+    `.df()` on many rows of text."""
+    frame = con.sql(query, params=params).to_arrow_table().to_pandas()
+    for column in frame.columns:
+        if isinstance(frame[column].dtype, pd.StringDtype) and frame[column].isna().all():
+            frame[column] = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    return frame
+
+
 def normalize_ids(values: pd.Series) -> pd.Series:
     """Span / trace ids as text: OTLP ids (hex, or base64 of 8 / 16 bytes) as lower-case hex;
     all-zero ids (OTLP's "no parent") and blanks as null; other ids trimmed, as given."""
@@ -334,10 +347,16 @@ def flatten_json(con: duckdb.DuckDBPyConnection, values: pd.DataFrame) -> pd.Dat
     )
     con.register("json_in", table)
     try:
-        source = "(select row, priority, prefix, j::json as j from json_in where json_valid(j))"
-        return con.execute(_FLATTEN_SQL.format(source=source)).df()
+        return con.execute(flatten_json_sql("select row, priority, prefix, j from json_in")).df()
     finally:
         con.unregister("json_in")
+
+
+def flatten_json_sql(values: str) -> str:
+    """The query of `flatten_json` over the query `values` (`row`, `priority`, `prefix`,
+    `j`: JSON text; invalid JSON left out): (row, key, value, vtype, priority)."""
+    source = f"(select row, priority, prefix, j::json as j from ({values}) where json_valid(j))"
+    return _FLATTEN_SQL.format(source=source)
 
 
 # --- OTLP JSON (and protobuf, via its JSON mapping) --------------------------------------
@@ -405,77 +424,167 @@ class _Names:
         return f"{alias}.scope_spans"
 
 
-def _otlp_requests_sql(n: _Names) -> str:
-    """The requests of `otlp_docs` in one spelling, parsed into the OTLP structure."""
+def _otlp_scopes_sql(n: _Names, documents: str) -> str:
+    """A query of the scopes of OTLP requests in one spelling.
+
+    `documents` is a query of (`doc_no`, `doc`: the request's JSON text). Each request is
+    parsed once into the OTLP structure; the query returns one row per (request, resource,
+    scope): `doc_no`, `rs_no`, `ss_no`, `missing` (the request has no `resourceSpans`),
+    `n_spans`, `resource_attributes`, `spans` (the scope's list, not unnested) and
+    `first_row` (0: set by `_number_scopes`). A request without `resourceSpans` and a
+    resource without scopes give one row without spans, so that `missing` is seen.
+    """
+    scopes = n.scopes("rs")
     return f"""
+with requests as (
     select doc_no, from_json(doc, '{n.structure()}') as r
-    from otlp_docs
-    where camel = {str(n.camel).lower()}
-"""
-
-
-def _otlp_spans_sql(n: _Names, requests: str | None = None) -> str:
-    """Spans of the parsed requests (`doc_no`, `r`; by default those of `otlp_docs` in
-    one spelling) with their attribute lists."""
-    return f"""
-with requests as ({requests or _otlp_requests_sql(n)}),
+    from ({documents})
+),
 resources as (
     select
         doc_no,
-        unnest(r.{n.resourceSpans}) as rs,
-        generate_subscripts(r.{n.resourceSpans}, 1) as rs_no
+        r.{n.resourceSpans} is null as missing,
+        unnest(coalesce(r.{n.resourceSpans}, [null])) as rs,
+        generate_subscripts(coalesce(r.{n.resourceSpans}, [null]), 1) as rs_no
     from requests
 ),
 scopes as (
     select
         doc_no,
         rs_no,
+        missing,
         rs.resource.attributes as resource_attributes,
-        unnest({n.scopes("rs")}) as ss,
-        generate_subscripts({n.scopes("rs")}, 1) as ss_no
+        unnest(coalesce({scopes}, [null])) as ss,
+        generate_subscripts(coalesce({scopes}, [null]), 1) as ss_no
     from resources
-),
-spans as (
-    select
-        doc_no,
-        rs_no,
-        ss_no,
-        resource_attributes,
-        unnest(ss.spans) as s,
-        generate_subscripts(ss.spans, 1) as span_no
-    from scopes
 )
 select
     doc_no,
     rs_no,
     ss_no,
-    span_no,
+    missing,
+    coalesce(len(ss.spans), 0)::bigint as n_spans,
+    resource_attributes,
+    ss.spans as spans,
+    0::bigint as first_row
+from scopes
+"""
+
+
+def _number_scopes(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> None:
+    """Set `first_row` of the scope tables `tables` (see `_otlp_scopes_sql`): the row of
+    each scope's first span when the spans of all of them are numbered 0..n-1 in reading
+    order (request, resource, scope, span)."""
+    counts = " union all ".join(f"select doc_no, rs_no, ss_no, n_spans from {t}" for t in tables)
+    con.execute(
+        "create or replace temp table otlp_scope_rows as "
+        "select doc_no, rs_no, ss_no, "
+        "(sum(n_spans) over (order by doc_no, rs_no, ss_no rows unbounded preceding) - n_spans)"
+        "::bigint as first_row "
+        f"from ({counts})"
+    )
+    for table in tables:
+        con.execute(
+            f"update {table} as t set first_row = o.first_row from otlp_scope_rows as o "
+            "where o.doc_no = t.doc_no and o.rs_no = t.rs_no and o.ss_no = t.ss_no"
+        )
+    con.execute("drop table otlp_scope_rows")
+
+
+def _scope_spans_sql(table: str) -> str:
+    """(`row`, `s`): the spans of the scope table `table`, `s` the OTLP span struct."""
+    return f"""
+    select first_row + span_no - 1 as row, s
+    from (
+        select first_row, unnest(spans) as s, generate_subscripts(spans, 1) as span_no
+        from {table}
+    )
+"""
+
+
+def _otlp_frame_sql(n: _Names, table: str) -> str:
+    """The span rows of the scope table `table`: SPAN_COLUMNS (`start_us` for `start_time`)
+    and `n_events`."""
+    return f"""
+select
+    row,
     lara_id(s.{n.traceId}) as trace_id,
     lara_id(s.{n.spanId}) as span_id,
     lara_id(s.{n.parentSpanId}) as parent_id,
     s.name as name,
     null::varchar as span_kind,
     (try_cast(s.{n.startTimeUnixNano} as hugeint) // 1000)::bigint as start_us,
-    list_transform(resource_attributes, lambda a: {{'key': a.key, {_value_struct(n, "a")}}})
-        as resource_attributes,
-    list_transform(s.attributes, lambda a: {{'key': a.key, {_value_struct(n, "a")}}})
-        as attributes,
-    list_transform(
-        s.events,
-        lambda e: {{
-            'name': e.name,
-            'time_us': (try_cast(e.{n.timeUnixNano} as hugeint) // 1000)::bigint,
-            'attributes': list_transform(
-                e.attributes, lambda a: {{'key': a.key, {_value_struct(n, "a")}}}
-            )
-        }}
-    ) as events
-from spans
+    coalesce(len(s.events), 0) as n_events
+from ({_scope_spans_sql(table)})
 """
 
 
-def _value_struct(n: _Names, a: str) -> str:
-    """SQL struct fields `vtype`, `value` of the OTLP AnyValue `{a}.value`: scalars as text,
+def _otlp_attributes_sql(n: _Names, table: str) -> str:
+    """The attributes (`row`, `key`, `value`, `vtype`, `priority`) of the spans of the scope
+    table `table`: the resource's (priority 0, repeated on each span of the scope) and the
+    span's own (priority 1). Values of unknown kinds are left out."""
+    return f"""
+with
+span_attributes as (
+    select row, unnest(s.attributes) as a from ({_scope_spans_sql(table)})
+),
+span_values as (
+    select row, a.key as key, {_value_columns(n, "a")}, 1 as priority
+    from span_attributes
+),
+resource_attributes as (
+    select first_row, n_spans, unnest(resource_attributes) as a
+    from {table}
+    where n_spans > 0
+),
+resource_values as (
+    select first_row, n_spans, a.key as key, {_value_columns(n, "a")}, 0 as priority
+    from resource_attributes
+),
+resource_rows as (
+    select unnest(range(first_row, first_row + n_spans)) as row, key, value, vtype, priority
+    from resource_values
+)
+select row, key, value, vtype, priority
+from (
+    select * from resource_rows
+    union all
+    select row, key, value, vtype, priority from span_values
+)
+where key is not null and vtype is not null
+"""
+
+
+def _otlp_events_sql(n: _Names, table: str) -> str:
+    """The events of the spans of the scope table `table`, one row per (span, event, event
+    attribute): EVENT_COLUMNS, `time` in microseconds; structured values left out."""
+    return f"""
+with
+events as (
+    select row, unnest(s.events) as e, generate_subscripts(s.events, 1) - 1 as event
+    from ({_scope_spans_sql(table)})
+),
+event_attributes as (
+    select
+        row,
+        event,
+        e.name as name,
+        (try_cast(e.{n.timeUnixNano} as hugeint) // 1000)::bigint as time,
+        unnest(e.attributes) as a
+    from events
+),
+event_values as (
+    select row, event, name, time, a.key as key, {_value_columns(n, "a")}
+    from event_attributes
+)
+select row, event, name, time, key, value, vtype
+from event_values
+where vtype is distinct from 'structured'
+"""
+
+
+def _value_columns(n: _Names, a: str) -> str:
+    """SQL columns `vtype`, `value` of the OTLP AnyValue `{a}.value`: scalars as text,
     arrays of scalars as a JSON list; kvlists and arrays holding objects or arrays are
     `structured` (their OTLP JSON, converted per value afterwards)."""
     v = f"{a}.value"
@@ -488,7 +597,7 @@ def _value_struct(n: _Names, a: str) -> str:
         f"json_extract(x, '$.{name}')"
         for name in (n.stringValue, n.intValue, n.doubleValue, n.boolValue)
     )
-    return f"""'vtype': case
+    return f"""case
             when {v}.{n.stringValue} is not null then 'string'
             when {v}.{n.intValue} is not null then 'int'
             when {v}.{n.doubleValue} is not null then 'float'
@@ -496,8 +605,8 @@ def _value_struct(n: _Names, a: str) -> str:
             when {v}.{n.bytesValue} is not null then 'string'
             when {array} is not null and not {nested} then 'list'
             when {array} is not null or {v}.{n.kvlistValue} is not null then 'structured'
-        end,
-        'value': case
+        end as vtype,
+        case
             when {v}.{n.stringValue} is not null then {v}.{n.stringValue}
             when {v}.{n.intValue} is not null then {v}.{n.intValue}
             when {v}.{n.doubleValue} is not null then {v}.{n.doubleValue}
@@ -510,32 +619,7 @@ def _value_struct(n: _Names, a: str) -> str:
             ))::varchar
             when {array} is not null then json_object('{n.arrayValue}', {array})::varchar
             else json_object('{n.kvlistValue}', {v}.{n.kvlistValue})::varchar
-        end"""
-
-
-_OTLP_ATTRIBUTES_SQL = """
-with attrs as (
-    select row, 0 as priority, unnest(resource_attributes) as a from otlp_spans
-    union all
-    select row, 1 as priority, unnest(attributes) as a from otlp_spans
-)
-select row, a.key as key, a.value as value, a.vtype as vtype, priority
-from attrs
-where a.key is not null and a.vtype is not null
-"""
-
-_OTLP_EVENTS_SQL = """
-with events as (
-    select row, unnest(events) as e, generate_subscripts(events, 1) - 1 as event
-    from otlp_spans
-),
-attrs as (
-    select row, event, e.name as name, e.time_us as time, unnest(e.attributes) as a
-    from events
-)
-select row, event, name, time, a.key as key, a.value as value, a.vtype as vtype
-from attrs
-"""
+        end as value"""
 
 
 def _any_value(value: Any) -> Any:
@@ -597,26 +681,27 @@ def _one_value_per_key(con: duckdb.DuckDBPyConnection, table: str) -> str:
     return _ONE_VALUE_PER_KEY if may_repeat else ""
 
 
-def _otlp_batch(con: duckdb.DuckDBPyConnection, parts: list[str] | None = None) -> _Batch:
-    """The OTLP requests in temp table `otlp_docs(doc_no, doc, camel)` as a batch (or the
-    spans of the queries `parts`, see `_otlp_spans_sql`)."""
-    parts = parts or [
-        _otlp_spans_sql(_Names(camel))
-        for (camel,) in con.execute("select distinct camel from otlp_docs").fetchall()
-    ]
-    con.execute(
-        "create or replace temp table otlp_spans as "
-        "select (row_number() over (order by doc_no, rs_no, ss_no, span_no) - 1)::bigint as row, "
-        "* exclude (doc_no, rs_no, ss_no, span_no) "
-        f"from ({' union all '.join(parts)})"
+def _otlp_batch(con: duckdb.DuckDBPyConnection, parts: Sequence[tuple[_Names, str]]) -> _Batch:
+    """The spans of the scope tables `parts` (each with its spelling; see
+    `_otlp_scopes_sql`) as a batch, rows numbered across them in reading order. The scope
+    tables are dropped."""
+    tables = [table for _, table in parts]
+    _number_scopes(con, tables)
+
+    def union(sql: Any) -> str:
+        return " union all ".join(f"({sql(names, table)})" for names, table in parts)
+
+    frame = fetch_frame(
+        con,
+        "select row, trace_id, span_id, parent_id, name, span_kind, start_us, n_events "
+        f"from ({union(_otlp_frame_sql)}) order by row",
     )
-    frame = con.execute(
-        "select row, trace_id, span_id, parent_id, name, span_kind, start_us "
-        "from otlp_spans order by row"
-    ).df()
     frame["start_time"] = micros_to_utc(frame.pop("start_us"))
+    has_events = bool(frame.pop("n_events").any())
     table = f"batch_attrs_{next(_batch_ids)}"
-    con.execute(f"create temp table {table} as {_OTLP_ATTRIBUTES_SQL}")
+    con.execute(f"create temp table {table} as {union(_otlp_attributes_sql)}")
+    events = con.execute(union(_otlp_events_sql)).df() if has_events else _empty(EVENT_COLUMNS)
+    con.execute("; ".join(f"drop table {t}" for t in tables))
     structured = con.execute(
         f"select row, key, value, vtype, priority from {table} where vtype = 'structured'"
     ).df()
@@ -628,15 +713,17 @@ def _otlp_batch(con: duckdb.DuckDBPyConnection, parts: list[str] | None = None) 
             f"insert into {table} select row, key, value, vtype, priority from structured_flat"
         )
         con.unregister("structured_flat")
-    con.execute(
-        f"create or replace temp table {table} as "
-        f"select row, key, value, vtype from {table} {_one_value_per_key(con, table)}"
-    )
-    attributes = table
-    events = con.execute(_OTLP_EVENTS_SQL).df()
-    events = events[events["vtype"] != "structured"]
-    events["time"] = micros_to_utc(events["time"])
-    return _Batch(frame, attributes, events[EVENT_COLUMNS].reset_index(drop=True))
+    one_value = _one_value_per_key(con, table)
+    if one_value:
+        con.execute(
+            f"create or replace temp table {table} as "
+            f"select row, key, value, vtype from {table} {one_value}"
+        )
+    else:
+        con.execute(f"alter table {table} drop column priority")
+    if has_events:
+        events["time"] = micros_to_utc(events["time"])
+    return _Batch(frame, table, events[EVENT_COLUMNS].reset_index(drop=True))
 
 
 # --- Phoenix spans dataframe --------------------------------------------------------------
@@ -949,49 +1036,53 @@ select coalesce(bool_and(
 from ({relation})
 """
 
-_COMMON_OTLP_DOCS_SQL = """
-create or replace temp table otlp_docs as
-select (row_number() over () - 1)::bigint as doc_no, doc::varchar as doc, true as camel
-from ({relation})
-"""
-
-_COMMON_OTLP_REQUESTS_SQL = """
-create or replace temp table otlp_requests as {requests}
-"""
-
 
 def _common_otlp_batch(con: duckdb.DuckDBPyConnection, relation: str) -> _Batch:
-    """The documents of `relation` (`doc`) as a batch when they are all camelCase OTLP
-    requests (one object each, `resourceSpans` at the top); else `_NotCommonOtlp`."""
+    """The documents of `relation` (`doc_no`, `doc`) as a batch when they are all camelCase
+    OTLP requests (one object each, `resourceSpans` at the top); else `_NotCommonOtlp`."""
     if not con.execute(_COMMON_OTLP_CHECK_SQL.format(relation=relation)).fetchone()[0]:
         raise _NotCommonOtlp
     names = _Names(camel=True)
     try:
-        con.execute(_COMMON_OTLP_DOCS_SQL.format(relation=relation))
-        con.execute(_COMMON_OTLP_REQUESTS_SQL.format(requests=_otlp_requests_sql(names)))
+        con.execute(
+            f"create or replace temp table otlp_scopes_camel as {_otlp_scopes_sql(names, relation)}"
+        )
     except duckdb.Error as error:  # not JSON, or not of the OTLP structure
         raise _NotCommonOtlp from error
-    missing = con.execute(
-        "select count(*) from otlp_requests where r.resourceSpans is null"
-    ).fetchone()[0]
-    if missing:  # `resourceSpans` only inside a value, or null
+    if con.execute("select bool_or(missing) from otlp_scopes_camel").fetchone()[0]:
+        # `resourceSpans` only inside a value, or null
+        con.execute("drop table otlp_scopes_camel")
         raise _NotCommonOtlp
-    return _otlp_batch(con, [_otlp_spans_sql(names, "select doc_no, r from otlp_requests")])
+    return _otlp_batch(con, [(names, "otlp_scopes_camel")])
+
+
+def _large_strings(texts: Sequence[str]) -> pa.LargeStringArray:
+    """`texts` as one Arrow array, built from their UTF-8 bytes joined (a few times faster
+    than `pa.array` on long texts)."""
+    encoded = [text.encode() for text in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype="int64")
+    np.cumsum([len(data) for data in encoded], out=offsets[1:])
+    return pa.LargeStringArray.from_buffers(
+        len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))
+    )
 
 
 def documents_batch(
     con: duckdb.DuckDBPyConnection, texts: Sequence[str], origin: str
 ) -> tuple[_Batch, str]:
     """JSON documents (OTLP requests, or Phoenix span rows) as a batch, with their kind."""
-    array = pa.array(list(texts), pa.large_string())
+    array = _large_strings(texts)
+    numbers = pa.array(np.arange(len(array), dtype="int64"))
+    schema = pa.schema([("doc_no", pa.int64()), ("doc", pa.large_string())])
     # Record batches of a few documents each, so that DuckDB parses them in parallel.
-    batches = [pa.record_batch([array.slice(i, 8)], names=["doc"]) for i in range(0, len(array), 8)]
-    con.register(
-        "texts_in", pa.Table.from_batches(batches, pa.schema([("doc", pa.large_string())]))
-    )
+    batches = [
+        pa.record_batch([numbers.slice(i, 8), array.slice(i, 8)], schema=schema)
+        for i in range(0, len(array), 8)
+    ]
+    con.register("texts_in", pa.Table.from_batches(batches, schema))
     try:
         try:
-            return _common_otlp_batch(con, "select doc from texts_in"), "otlp_json"
+            return _common_otlp_batch(con, "select doc_no, doc from texts_in"), "otlp_json"
         except _NotCommonOtlp:
             return _documents_batch(con, "select doc from texts_in", origin)
     finally:
@@ -1038,10 +1129,16 @@ def _documents_batch(
             "empty"
         )
     if otlp:
-        con.execute(
-            "create or replace temp table otlp_docs as select doc_no, doc, camel from docs_all"
-        )
-        return _otlp_batch(con), "otlp_json"
+        parts = []
+        kinds = con.execute("select distinct camel from docs_all where camel or snake").fetchall()
+        for (camel,) in kinds:
+            names, table = _Names(camel), f"otlp_scopes_{'camel' if camel else 'snake'}"
+            documents = f"select doc_no, doc from docs_all where camel = {str(camel).lower()}"
+            con.execute(
+                f"create or replace temp table {table} as {_otlp_scopes_sql(names, documents)}"
+            )
+            parts.append((names, table))
+        return _otlp_batch(con, parts), "otlp_json"
     con.execute(
         "create or replace temp table docs_all as select doc_no, doc::json as doc from docs_all"
     )
@@ -1064,7 +1161,7 @@ def _read_file(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[_Batch, str]
     except duckdb.Error as error:
         raise ValueError(f"lara ingest: {path} is not JSON / JSON Lines: {error}") from error
     try:
-        return _common_otlp_batch(con, "select doc from file_docs"), "otlp_json"
+        return _common_otlp_batch(con, "select rowid as doc_no, doc from file_docs"), "otlp_json"
     except _NotCommonOtlp:
         return _documents_batch(con, "select doc from file_docs", str(path))
 
@@ -1102,6 +1199,11 @@ def span_set(
         frames.append(batch.frame.assign(row=batch.frame["row"].to_numpy() + offset))
         if not batch.events.empty:
             events.append(batch.events.assign(row=batch.events["row"].to_numpy() + offset))
+        if isinstance(batch.attributes, str) and offset == 0:
+            # The first batch's table (row, key, value, vtype) is taken as it is.
+            con.execute(f"drop table all_attrs; alter table {batch.attributes} rename to all_attrs")
+            offset += len(batch.frame)
+            continue
         if isinstance(batch.attributes, str):
             source = batch.attributes
         else:

@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from lara.ingest.config import IngestConfig, match_pattern
-from lara.ingest.lookup import Lookup, clean_text, reference_tokens
+from lara.ingest.lookup import Lookup, clean_text, clean_text_array, reference_tokens
 from lara.ingest.spans import normalize_ids, utc_microseconds
 from lara.ingest.writer import contract
 
@@ -131,37 +132,35 @@ def documents_frame(
         con.execute("create or replace temp table document_items as from document_items_frame")
         con.unregister("document_items_frame")
         items = "document_items"
-    con.execute(
-        f"""
-        create or replace temp table document_keys as
-        select
-            entity,
-            position,
-            (row_number() over (order by entity, position) - 1)::bigint as doc
-        from (select distinct entity, position from {items});
-        create or replace temp view document_long as
-        select k.doc, i.key, i.value, i.vtype
-        from {items} as i
-        join document_keys as k using (entity, position)
-        """
+    con.register(
+        "document_spans",
+        pa.table({"row": pa.array(frame["row"].to_numpy("int64")), "span_id": frame["span_id"]}),
     )
-    docs = con.execute("select entity, position, doc from document_keys order by doc").df()
-    if docs.empty:
+    # A document is the pair (span row, position): the look-up's entity is that pair, so
+    # that the documents need no numbering of their own.
+    document = "{'row': entity, 'position': position}"
+    lookup = Lookup(con, items, entity=document)
+    try:
+        found = lookup.joined(
+            id_keys,
+            f"select distinct {document} as entity, s.span_id, i.position "
+            f"from (select * from {items}) as i join document_spans as s on s.row = i.entity",
+            keep="e.span_id, e.position",
+            order="e.span_id, e.position",
+        )
+    finally:
+        lookup.close()
+        con.unregister("document_spans")
+    if found.num_rows == 0:
         return empty_frame(DOCUMENT_COLUMNS)
-    lookup = Lookup(con, "document_long", entity="doc")
-    found = lookup.values({"id": id_keys}).set_index("entity")
-    lookup.close()
-    span_ids = pd.Series(frame["span_id"].to_numpy(), index=frame["row"].to_numpy())
-    asset = clean_text(found["value"].reindex(docs["doc"]).reset_index(drop=True))
-    out = pd.DataFrame(
+    return pd.DataFrame(
         {
-            "span_id": span_ids.reindex(docs["entity"]).to_numpy(),
-            "position": docs["position"].to_numpy(dtype="int64"),
-            "asset_id": asset.to_numpy(),
-            "id_key": found["found_key"].reindex(docs["doc"]).to_numpy(),
+            "span_id": found.column("span_id").to_numpy(),
+            "position": found.column("position").to_numpy().astype("int64"),
+            "asset_id": clean_text_array(found.column("value")),
+            "id_key": found.column("found_key").to_numpy(),
         }
     )
-    return out.sort_values(["span_id", "position"]).reset_index(drop=True)
 
 
 def has_ancestor(frame: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
@@ -245,9 +244,9 @@ def tool_tokens(
         )
     else:
         # A structured (not JSON-text) argument value arrives flattened: its children count.
-        scanned_values = lookup.under(scanned)
-        scanned_values = scanned_values[scanned_values["entity"].isin(rows)]
+        scanned_values = lookup.under(scanned, rows)
         tokens = reference_tokens(con, scanned_values).assign(keyed=False)
+        con.execute(f"drop table {scanned_values}")
     return pd.DataFrame(
         {
             "span_id": span_ids.reindex(tokens["entity"]).to_numpy(),
