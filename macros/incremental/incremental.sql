@@ -141,6 +141,23 @@ tables_this_run as (
 {%- endmacro %}
 
 
+{% macro lara_selects_every_incremental_model() %}
+    {#- True when this run selected every incremental model of the project
+        (the load log advances the watermark only then; a partial
+        `--select` keeps it, so the models it skipped catch up later). A
+        `set` inside a loop does not leave it, hence the namespace. -#}
+    {%- set selection = namespace(complete=true) -%}
+    {%- if execute -%}
+        {%- for node in graph.nodes.values()
+            if node.resource_type == 'model' and node.package_name == project_name
+            and node.config.materialized == 'incremental' and node.name != 'lara_incremental_manifest' -%}
+            {%- if node.unique_id not in selected_resources -%}{%- set selection.complete = false -%}{%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(selection.complete) }}
+{% endmacro %}
+
+
 {% macro lara_run_started_at() -%}
     cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as timestamp)
 {%- endmacro %}

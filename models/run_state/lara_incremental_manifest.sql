@@ -36,14 +36,9 @@
 {%- endfor %}
 
 {%- set limits = ref('lara_run_limits') -%}
-{%- set advance = true -%}
-{%- if execute and is_incremental() -%}
-    {%- for node in graph.nodes.values()
-        if node.resource_type == 'model' and node.package_name == 'lara'
-        and node.config.materialized == 'incremental' and node.name != this.identifier -%}
-        {%- if node.unique_id not in selected_resources -%}{%- set advance = false -%}{%- endif -%}
-    {%- endfor -%}
-{%- endif %}
+{#- On a first build that did not select every incremental model, the log
+    holds no watermark: the next run is a full build of the session layer. -#}
+{%- set advance = lara_selects_every_incremental_model() %}
 
 with
 
@@ -111,8 +106,10 @@ final as (
         files.raw_rows,
         {% if advance -%}
         (select run_limits.upper_limit from {{ limits }} as run_limits)
-        {%- else -%}
+        {%- elif is_incremental() -%}
         (select max(manifest.reflected_through) from {{ this }} as manifest)
+        {%- else -%}
+        cast(null as timestamp)
         {%- endif %} as reflected_through
     from files
 
