@@ -61,8 +61,17 @@ def day_by_day(tmp_path_factory):
     incremental = root / "incremental.duckdb"
     batches = delivery_batches(raw)
     logs = []
+    partial = None
     for index, batch in enumerate(batches):
         land(batch, landing)
+        if index == PARTIAL_RUN_AT:
+            # A partial run first (an engineer refreshing one mart by hand): it
+            # loads the day and records the files, but keeps the watermark, so
+            # the scheduled run that follows still recomputes the day in the
+            # models the partial run skipped.
+            before = _watermarks(incremental)
+            _build(landing, incremental, root, ["run", "--select", *PARTIAL_SELECTION])
+            partial = {"before": before, "after": _watermarks(incremental)}
         # Models only in between; the first and the last run also test.
         args = ["build"] if index in (0, len(batches) - 1) else ["run"]
         logs.append(_build(landing, incremental, root, args))
@@ -86,7 +95,23 @@ def day_by_day(tmp_path_factory):
         "loaded_at_values": loaded_at,
         "replay_after_schedule": replay_after_schedule,
         "replay_after_rerun": _replay_stamps(incremental),
+        "partial": partial,
+        "watermarks": _watermarks(incremental),
     }
+
+
+#: When the schedule runs a partial `--select` before its scheduled run, and what it selects.
+PARTIAL_RUN_AT = 3
+PARTIAL_SELECTION = ("+fct_retrievals", "lara_incremental_manifest")
+
+
+def _watermarks(warehouse: Path) -> list[tuple]:
+    """Each run in the load log: its start, the files it recorded, its `reflected_through`."""
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        return con.execute(
+            "select run_started_at, count(*), max(reflected_through)"
+            " from run_state.lara_incremental_manifest group by run_started_at order by 1"
+        ).fetchall()
 
 
 #: The replay marts (strategy lara_replace_table) and the contract tables each reads.
@@ -186,6 +211,23 @@ def test_replay_marts_are_recomputed_only_by_runs_that_load_replay_rows(day_by_d
         assert newest_load < schedule["runs"][-2], (mart, newest_load, schedule["runs"])
     assert day_by_day["replay_after_rerun"]["marts"] == schedule["marts"]
     assert len(day_by_day["replay_after_rerun"]["runs"]) == len(schedule["runs"]) + 1
+
+
+def test_a_partial_select_keeps_the_watermark(day_by_day):
+    # The partial run (PARTIAL_SELECTION: fct_retrievals' lineage and the load
+    # log, not the aggregates) recorded the files it loaded under the previous
+    # run's watermark; the scheduled run after it advanced the watermark. That
+    # the day reached the models it skipped is test_day_by_day_equals_full_refresh.
+    partial = day_by_day["partial"]
+    before, after = partial["before"], partial["after"]
+    assert after[: len(before)] == before
+    assert len(after) == len(before) + 1, after
+    _, files, reflected_through = after[-1]
+    assert files > 0, "the partial run loaded the delivered day"
+    assert reflected_through is not None
+    assert reflected_through == before[-1][2], (before[-1], after[-1])
+    scheduled = day_by_day["watermarks"][len(after)]
+    assert scheduled[2] > reflected_through, (after[-1], scheduled)
 
 
 def test_rows_were_recomputed_in_several_runs(day_by_day):
