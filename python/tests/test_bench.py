@@ -219,3 +219,31 @@ def test_spans_option() -> None:
     bench.add_bench_arguments(parser)
     assert parser.parse_args([]).spans == 100_000
     assert parser.parse_args(["--spans", "0"]).spans == 0
+
+
+def test_the_one_day_run_delivers_every_table_of_the_last_day_only():
+    # Yesterday's warehouse holds every partition before the last day and the
+    # undated ones; the day is every table's partition of the last day (labels
+    # included); partitions dated after it are not delivered at all.
+    raw = Path("raw")
+    files = [
+        raw / table / f"dt={day}" / "part-0.parquet"
+        for table, days in {
+            "prompts": ["2026-08-01", "2026-08-02", "2026-08-03"],
+            "actions": ["2026-08-01", "2026-08-02", "2026-08-03", "2026-08-04"],
+            "relevance_labels": ["2026-08-02", "2026-08-03", "2026-08-09"],
+            "replay_documents": ["all"],
+        }.items()
+        for day in days
+    ]
+    last_day, history, day, later = bench_incremental.split_delivery(files, days=3)
+    assert last_day == "2026-08-03"
+    assert {p.parent.name for p in day} == {"dt=2026-08-03"}
+    assert {p.parts[1] for p in day} == {"prompts", "actions", "relevance_labels"}
+    assert {(p.parts[1], p.parent.name) for p in later} == {
+        ("actions", "dt=2026-08-04"),
+        ("relevance_labels", "dt=2026-08-09"),
+    }
+    assert raw / "replay_documents" / "dt=all" / "part-0.parquet" in history
+    assert all(p.parent.name < "dt=2026-08-03" for p in history if p.parts[1] != "replay_documents")
+    assert sorted(history + day + later) == sorted(files)
