@@ -2,8 +2,8 @@
 
 For each history length (30 and 60 days by default, the same events per
 day): generates N days of logs, builds the first N-1 days (the warehouse as
-it stood yesterday: every partition dated before the last day, and the
-undated replay and reference tables), delivers the last day (every table's
+it stood yesterday: every partition dated before the last day, replay and
+reference tables included), delivers the last day (every table's
 partition of that date: its events, and the labels and spans dated that day,
 which reach back to earlier sessions), then times the scheduled run, one
 `dbt build` with the production selector (models, then the data tests sized
@@ -244,7 +244,7 @@ def render_incremental(results: list[IncrementalResult]) -> str:
         "## One-day incremental run",
         "",
         "For each history length, the same events per day: the warehouse is built on days "
-        "1..N-1 (and the undated replay and reference tables), then every table's partition "
+        "1..N-1 (the replay and reference tables included), then every table's partition "
         "of the last day is delivered (its events, and the labels and spans dated that day, "
         "which reach back to earlier sessions; partitions dated later are not delivered) and "
         "the scheduled run is timed: one `dbt build` (the default `production` selector: "
