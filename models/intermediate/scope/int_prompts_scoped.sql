@@ -3,7 +3,10 @@
     prompt, so a real prompt in a session that also holds a synthetic one
     stays in), whether its session is synthetic (every prompt of it is),
     surface group,
-    retrieval counts, and the resolved Tier 0 / goal labels.
+    retrieval counts, and the resolved Tier 0 label. Goal labels are joined
+    where they are used (fct_prompts, fct_retrievals), not here: every
+    session-grained model reads this one, and a goal label loaded for a
+    session would otherwise make all of them recompute it.
 
     Session-grained and incremental (strategy lara_replace_sessions): a run
     recomputes the prompts of lara_sessions_this_run. -#}
@@ -35,15 +38,6 @@ retrievals as (
 prompt_labels as (
 
     select * from {{ ref('int_prompt_labels_resolved') }}
-    {%- if is_incremental() %}
-    where prompt_id in (select prompt_id from prompts)
-    {%- endif %}
-
-),
-
-goal_labels as (
-
-    select * from {{ ref('int_goal_labels_resolved') }}
     {%- if is_incremental() %}
     where prompt_id in (select prompt_id from prompts)
     {%- endif %}
@@ -90,9 +84,7 @@ joined as (
         prompt_labels.prompt_id is not null as is_tier0_labelled,
         prompt_labels.has_retrieval_intent,
         prompt_labels.retrieval_intent_count,
-        prompt_labels.judge as tier0_judge,
-        goal_labels.prompt_id is not null as is_goal_labelled,
-        goal_labels.goal_achieved
+        prompt_labels.judge as tier0_judge
     from prompts
     left join synthetic_sessions
         on prompts.session_guid = synthetic_sessions.session_guid
@@ -100,8 +92,6 @@ joined as (
         on prompts.prompt_id = retrieval_counts.prompt_id
     left join prompt_labels
         on prompts.prompt_id = prompt_labels.prompt_id
-    left join goal_labels
-        on prompts.prompt_id = goal_labels.prompt_id
 
 ),
 

@@ -34,6 +34,16 @@ retrievals as (
 
 ),
 
+goal_labels as (
+
+    select
+        prompt_id,
+        goal_achieved
+    from {{ ref('int_goal_labels_resolved') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
+
 retrieval_signals as (
 
     select * from {{ ref('int_retrieval_signals') }}
@@ -130,8 +140,8 @@ joined as (
         cast(
             coalesce(prompt_outcome_events.retrieval_driven_outcome_event_count, 0) as bigint
         ) as retrieval_driven_outcome_event_count,
-        prompts.is_goal_labelled,
-        prompts.goal_achieved
+        goal_labels.prompt_id is not null as is_goal_labelled,
+        goal_labels.goal_achieved
     from prompts
     inner join prompt_sequences
         on prompts.prompt_id = prompt_sequences.prompt_id
@@ -141,6 +151,8 @@ joined as (
         on prompts.prompt_id = prompt_outcome_events.prompt_id
     left join prompt_designs
         on prompts.prompt_id = prompt_designs.prompt_id
+    left join goal_labels
+        on prompts.prompt_id = goal_labels.prompt_id
 
 ),
 

@@ -23,11 +23,18 @@ retrievals as (
 
 prompts as (
 
+    select prompt_id
+    from {{ ref('int_prompts_scoped') }}
+    where {{ lara_in_sessions_this_run('session_guid') }}
+
+),
+
+goal_labels as (
+
     select
         prompt_id,
-        is_goal_labelled,
         goal_achieved
-    from {{ ref('int_prompts_scoped') }}
+    from {{ ref('int_goal_labels_resolved') }}
     where {{ lara_in_sessions_this_run('session_guid') }}
 
 ),
@@ -95,8 +102,9 @@ joined as (
         signals.retrieval_driven_outcome_count,
         signals.cross_session_outcome_count,
         signals.retrieval_driven_outcome_count > 0 as has_retrieval_driven_outcome,
-        prompts.is_goal_labelled,
-        prompts.goal_achieved,
+        {#- Null when the retrieval's prompt is not logged (yet). -#}
+        case when prompts.prompt_id is not null then goal_labels.prompt_id is not null end as is_goal_labelled,
+        goal_labels.goal_achieved,
         {{ lara_tier_diagnosis(
             'relevance.ndcg_at_k',
             '(signals.has_genuine_positive or signals.has_agent_consumption)',
@@ -109,6 +117,8 @@ joined as (
         on retrievals.retrieval_id = signals.retrieval_id
     left join prompts
         on retrievals.prompt_id = prompts.prompt_id
+    left join goal_labels
+        on retrievals.prompt_id = goal_labels.prompt_id
 
 )
 
