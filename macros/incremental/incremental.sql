@@ -194,33 +194,34 @@ tables_this_run as (
 
 
 {% macro lara_touched_sessions_select(watermark) %}
-    {#- select session_guid, is_lineage: the sessions of base rows (any status:
-        a version quarantined today removes yesterday's row) loaded after
-        `watermark`. A retrieval touches its own session and its prompt's. -#}
+    {#- select session_guid, table_name, is_lineage: the sessions of base rows
+        (any status: a version quarantined today removes yesterday's row)
+        loaded after `watermark`, and the table that touched them. A
+        retrieval touches its own session and its prompt's. -#}
     {%- set parts = [] -%}
     {%- for table_name, spec in lara_session_tables().items() -%}
     {%- set loaded = ref('base_lara__' ~ table_name) -%}
     {%- set part -%}
         {%- if spec.reach == 'session' %}
-        select session_guid, {{ spec.lineage }} as is_lineage
+        select session_guid, '{{ table_name }}' as table_name, {{ spec.lineage }} as is_lineage
         from {{ loaded }}
         where _lara_loaded_at > {{ watermark }}
         {%- elif spec.reach == 'retrieval' %}
-        select session_guid, {{ spec.lineage }} as is_lineage
+        select session_guid, '{{ table_name }}' as table_name, {{ spec.lineage }} as is_lineage
         from {{ loaded }}
         where _lara_loaded_at > {{ watermark }}
         union all
-        select prompts.session_guid, {{ spec.lineage }} as is_lineage
+        select prompts.session_guid, '{{ table_name }}' as table_name, {{ spec.lineage }} as is_lineage
         from {{ loaded }} as loaded
         inner join {{ ref('base_lara__prompts') }} as prompts on loaded.prompt_id = prompts.prompt_id
         where loaded._lara_loaded_at > {{ watermark }}
         {%- elif spec.reach == 'prompt' %}
-        select prompts.session_guid, {{ spec.lineage }} as is_lineage
+        select prompts.session_guid, '{{ table_name }}' as table_name, {{ spec.lineage }} as is_lineage
         from {{ loaded }} as loaded
         inner join {{ ref('base_lara__prompts') }} as prompts on loaded.prompt_id = prompts.prompt_id
         where loaded._lara_loaded_at > {{ watermark }}
         {%- else %}
-        select retrievals.session_guid, {{ spec.lineage }} as is_lineage
+        select retrievals.session_guid, '{{ table_name }}' as table_name, {{ spec.lineage }} as is_lineage
         from {{ loaded }} as loaded
         inner join {{ ref('base_lara__retrievals') }} as retrievals
             on loaded.retrieval_id = retrievals.retrieval_id
@@ -235,7 +236,7 @@ tables_this_run as (
 
 {% macro lara_lineage_closure_select(touched) %}
     {#- select session_guid, reason: the sessions a run recomputes, from the
-        relation `touched` (session_guid, is_lineage):
+        relation `touched` (session_guid, table_name, is_lineage):
         1. the touched sessions themselves (reason `loaded`, or `label` when
            only a local table touched them);
         2. lineage, forwards and backwards: the actions of touched sessions,
@@ -244,6 +245,11 @@ tables_this_run as (
            chains and document credits live in a document);
         3. the sessions of those actions and of the retrievals they name
            (reason `lineage`).
+        A session gets the first reason that applies in the order `loaded`,
+        `lineage`, `label`: `label` means that only label tables reached it,
+        so models without those tables in their lineage may skip it
+        (lara_recomputed_here); a session reached through lineage that also
+        has a new label is recomputed by every model.
         Rows of every status count (a quarantined version still tells which
         session it came from). Each step is a semi-join of a base table on a
         small set, so the cost follows the touched rows. -#}
@@ -310,33 +316,110 @@ tables_this_run as (
     ),
 
     reasons as (
-        select session_guid, case when is_lineage then 1 else 2 end as reason_order
+        select session_guid, case when is_lineage then 1 else 3 end as reason_order
         from {{ touched }}
         union all
-        select session_guid, 3 as reason_order from lineage_actions
+        select session_guid, 2 as reason_order from lineage_actions
         union all
-        select session_guid, 3 as reason_order from named_retrieval_sessions
+        select session_guid, 2 as reason_order from named_retrieval_sessions
     )
 
     select
         session_guid,
-        case min(reason_order) when 1 then 'loaded' when 2 then 'label' else 'lineage' end as reason
+        case min(reason_order) when 1 then 'loaded' when 2 then 'lineage' else 'label' end as reason
     from reasons
     where session_guid is not null
     group by session_guid
 {% endmacro %}
 
 
-{% macro lara_sessions_this_run_cte() -%}
-    {#- The import CTE every session-grained model opens with:
-        `sessions_this_run` (session_guid, session_date). The ref() is
-        unconditional, so dbt draws the edge on every build. -#}
-sessions_this_run as (
+{% macro lara_label_tables() %}
+    {#- The session tables whose newly loaded rows change only their own
+        session's rows (lara_session_tables without lineage): goal and
+        relevance labels, stage spans, the Tier 0 sample design.
+        lara_sessions_this_run and lara_days_this_run say, per session and
+        per day, which of them touched it (`has_loaded_<table>`). -#}
+    {%- set tables = [] -%}
+    {%- for table_name, spec in lara_session_tables().items() if not spec.lineage -%}
+        {%- do tables.append(table_name) -%}
+    {%- endfor -%}
+    {{ return(tables) }}
+{% endmacro %}
 
+
+{% macro lara_label_tables_read(unique_id=none) %}
+    {#- The label tables (lara_label_tables) in the lineage of a node (default:
+        the model being built), from the DAG at execute time: a walk up
+        `depends_on` that does not pass through the run_state models (they
+        read every base table to find the sessions, not to compute rows).
+        A session or day touched only by other label tables leaves the
+        node's rows as they are, so the node does not recompute it. At parse
+        time, or for a node not in the graph (a unit test), every label
+        table: the conservative answer. -#}
+    {%- set start = unique_id or (model.unique_id if model is defined and model is mapping else none) -%}
+    {%- if not execute or start is none or start not in graph.nodes -%}
+        {{ return(lara_label_tables()) }}
+    {%- endif -%}
+    {%- set seen = [start] -%}
+    {#- The list grows while the loop runs over it: a breadth-first walk. -#}
+    {%- for node_id in seen -%}
+        {%- set node = graph.nodes.get(node_id) -%}
+        {%- if node is not none and (node_id == start or node.fqn[1] != 'run_state') -%}
+            {%- for parent in node.depends_on.nodes if parent not in seen -%}
+                {%- do seen.append(parent) -%}
+            {%- endfor -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set read = [] -%}
+    {%- for table_name in lara_label_tables() -%}
+        {%- if 'model.' ~ project_name ~ '.base_lara__' ~ table_name in seen -%}
+            {%- do read.append(table_name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(read) }}
+{% endmacro %}
+
+
+{% macro lara_recomputed_here() -%}
+    {#- A where-clause term over lara_sessions_this_run or lara_days_this_run:
+        the sessions (days) the model being built recomputes: those every
+        model recomputes (`is_for_every_model`) and those touched by a label
+        table in the model's lineage (lara_label_tables_read). True on a full
+        build (every session and day; and unit tests, whose stand-in run
+        state may lack the columns). -#}
+    {%- if is_incremental() -%}
+    {%- set terms = ['is_for_every_model'] -%}
+    {%- for table_name in lara_label_tables_read() -%}
+        {%- do terms.append('has_loaded_' ~ table_name) -%}
+    {%- endfor -%}
+    ({{ terms | join(' or ') }})
+    {%- else -%}
+    true
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro lara_sessions_this_run_select() -%}
+    {#- select session_guid, session_date: the sessions of lara_sessions_this_run
+        the model being built recomputes (lara_recomputed_here). The model's
+        import CTE and its strategy (DuckDB and Spark) both use it, so a run
+        replaces exactly the sessions it recomputed. -#}
     select
         session_guid,
         session_date
     from {{ ref('lara_sessions_this_run') }}
+    where {{ lara_recomputed_here() }}
+{%- endmacro %}
+
+
+{% macro lara_sessions_this_run_cte() -%}
+    {#- The import CTE every session-grained model opens with:
+        `sessions_this_run` (session_guid, session_date): on an incremental
+        run the sessions it recomputes (lara_sessions_this_run_select). The
+        ref() is unconditional, so dbt draws the edge on every build. -#}
+sessions_this_run as (
+
+    {{ lara_sessions_this_run_select() }}
 
 ),
 {%- endmacro %}
@@ -380,7 +463,7 @@ left join sessions_this_run
     {%- set column = config.get('lara_session_column', 'session_guid') -%}
     {%- set columns = get_quoted_csv(arg_dict['dest_columns'] | map(attribute='name')) -%}
     delete from {{ target }}
-    where {{ column }} in (select session_guid from {{ ref('lara_sessions_this_run') }});
+    where {{ column }} in (select session_guid from ({{ lara_sessions_this_run_select() }}) as recomputed);
     insert into {{ target }} ({{ columns }})
     select {{ columns }} from {{ arg_dict['temp_relation'] }}
 {% endmacro %}
@@ -426,16 +509,20 @@ days_this_run as (
 
 
 {% macro lara_days_this_run_select(lookback_days=0) -%}
-    {#- select event_date: the days of lara_days_this_run and, with
-        `lookback_days` N, the N days before each. The strategy
-        lara_replace_days replaces the same set (config lara_day_lookback). -#}
-    {%- set days = ref('lara_days_this_run') -%}
+    {#- select event_date: the days of lara_days_this_run the model being
+        built recomputes (lara_recomputed_here) and, with `lookback_days` N,
+        the N days before each. The strategy lara_replace_days replaces the
+        same set (config lara_day_lookback). -#}
+    {%- set days -%}
+        (select event_date from {{ ref('lara_days_this_run') }} where {{ lara_recomputed_here() }})
+    {%- endset -%}
     {%- if (lookback_days | int) <= 0 -%}
-    select event_date from {{ days }}
+    select event_date from {{ days }} as days_this_run
     {%- else -%}
     select distinct event_date from (
         {%- for offset in range((lookback_days | int) + 1) %}
-        select cast({{ dbt.dateadd('day', -offset, 'event_date') }} as date) as event_date from {{ days }}
+        select cast({{ dbt.dateadd('day', -offset, 'event_date') }} as date) as event_date
+        from {{ days }} as days_this_run
         {%- if not loop.last %}
         union all
         {%- endif %}
@@ -487,4 +574,18 @@ days_this_run as (
         or {{ column }} in ({{ lara_days_this_run_select(config.get('lara_day_lookback', 0)) }});
     insert into {{ target }} ({{ columns }})
     select {{ columns }} from {{ arg_dict['temp_relation'] }}
+{% endmacro %}
+
+
+{% macro lara_show_label_lineage() %}
+    {#- run-operation: per incremental model of the project, the label tables
+        in its lineage (lara_label_tables_read), one log line each as JSON:
+        which models a session or day touched only by labels reaches. -#}
+    {%- for node in (graph.nodes.values() | sort(attribute='name'))
+        if node.resource_type == 'model' and node.package_name == project_name
+        and node.config.materialized == 'incremental' -%}
+        {%- do log('lara_label_lineage ' ~ tojson({'model': node.name,
+            'strategy': node.config.incremental_strategy,
+            'label_tables': lara_label_tables_read(node.unique_id)}), info=true) -%}
+    {%- endfor -%}
 {% endmacro %}

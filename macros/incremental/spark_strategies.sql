@@ -10,7 +10,8 @@
         (stage_source.sql carries that partition's other rows unchanged).
     lara_replace_sessions (session-grained models, partition
         `_lara_session_date`): the model computes the rows of
-        lara_sessions_this_run; each day that held or now holds one of those
+        lara_sessions_this_run it recomputes (lara_sessions_this_run_select);
+        each day that held or now holds one of those
         sessions is rewritten with those rows plus, carried unchanged, the
         rows of its other sessions; a day left without rows is dropped.
     lara_replace_days (daily aggregates, partition = the day column): the
@@ -131,7 +132,7 @@
     {%- do run_query('drop table if exists ' ~ batch) -%}
     {%- if mode == 'sessions' -%}
         {%- set session_column = config.get('lara_session_column', 'session_guid') -%}
-        {%- set sessions = ref('lara_sessions_this_run') -%}
+        {%- set sessions = '(' ~ lara_sessions_this_run_select() ~ ') as recomputed' -%}
         {%- set day = lara_null_safe_date(partition_column) -%}
         {%- set rewritten_days -%}
             select distinct {{ day }} as lara_day from {{ target }}

@@ -16,8 +16,14 @@
       documents they touched, and the sessions of the retrievals those
       actions name, so that a late export updates the Tier 3 row of the
       retrieval it credits, in whatever session that retrieval was.
-    Every session-grained model ref()s this model and replaces exactly these
-    sessions (strategy lara_replace_sessions). -#}
+    `is_for_every_model` (every reason but `label`) and one
+    `has_loaded_<table>` flag per label table (lara_label_tables) say which
+    models recompute the session: every session-grained model ref()s this
+    model and recomputes and replaces the sessions for every model plus
+    those touched by a label table in its own lineage (strategy
+    lara_replace_sessions, macro lara_sessions_this_run_select): a session
+    touched only by relevance labels is not recomputed by models that never
+    read them. -#}
 {{ config(materialized='table') }}
 
 {%- set limits = ref('lara_run_limits') %}
@@ -78,6 +84,19 @@ sessions as (
     {{ lara_lineage_closure_select('touched') }}
 
 ),
+
+label_flags as (
+
+    select
+        {% for table_name in lara_label_tables() -%}
+        max(case when table_name = '{{ table_name }}' then 1 else 0 end) = 1 as has_loaded_{{ table_name }},
+        {% endfor -%}
+        session_guid
+    from touched
+    where session_guid is not null
+    group by session_guid
+
+),
 {%- endif %}
 
 session_dates as (
@@ -96,10 +115,19 @@ final as (
     select
         sessions.session_guid,
         session_dates.session_date,
-        sessions.reason
+        sessions.reason,
+        {% for table_name in lara_label_tables() -%}
+        {{ 'false' if is_full_build else 'coalesce(label_flags.has_loaded_' ~ table_name ~ ', false)' }}
+            as has_loaded_{{ table_name }},
+        {% endfor -%}
+        sessions.reason != 'label' as is_for_every_model
     from sessions
     left join session_dates
         on sessions.session_guid = session_dates.session_guid
+    {%- if not is_full_build %}
+    left join label_flags
+        on sessions.session_guid = label_flags.session_guid
+    {%- endif %}
 
 )
 

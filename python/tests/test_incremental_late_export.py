@@ -10,6 +10,15 @@ that: the day-1 retrieval's session and the new one, days 1 and 21 of the
 daily aggregates (and the period totals), nothing else, which the test
 reads off the load watermark (`_lara_loaded_at`) of every row. Finally the
 warehouse must equal a full refresh over the same files.
+
+Before the late export, a late relevance label lands the same way
+(`relevance_labels/dt=<day 21>/late-label.jsonl`, a human judgement of a
+day-3 retrieval). A relevance label changes only its own session's rows,
+and only in the models that read relevance labels: the run must recompute
+that session in `fct_retrievals` and its relevance model, and leave its rows
+in the models without relevance labels in their lineage (`fct_prompts`,
+`fct_sessions`, the signals) as they were, likewise day 3 of the daily
+aggregates that do not read them.
 """
 
 from __future__ import annotations
@@ -66,6 +75,8 @@ def late_export(tmp_path_factory):
     # scheduled run under test is a whole `dbt build` (with the tests of its rows).
     _build(raw, warehouse, root, ["build", "--exclude-resource-type", "test"])
 
+    late_label = _deliver_late_label(raw, warehouse, root)
+
     # A day-1 retrieval in scope that lineage can credit.
     retrieval_id, session_guid, before_outcomes, before_cross = _query(
         warehouse,
@@ -114,7 +125,119 @@ def late_export(tmp_path_factory):
         "before_run": before_run,
         "before_tier3": before_tier3,
         "run_log": run_log,
+        "late_label": late_label,
     }
+
+
+LABEL_DAY = START + dt.timedelta(days=2)
+
+#: Session-grained models with and without relevance labels in their lineage.
+READS_RELEVANCE_LABELS = ("intermediate.int_retrieval_relevance", "marts.fct_retrievals")
+READS_NO_RELEVANCE_LABELS = (
+    "intermediate.int_retrievals_scoped",
+    "intermediate.int_prompts_scoped",
+    "intermediate.int_retrieval_signals",
+    "marts.fct_prompts",
+    "marts.fct_sessions",
+)
+#: Daily aggregates (and their day column) with and without relevance labels in their lineage.
+DAILY_WITH_RELEVANCE_LABELS = (("marts.agg_tier1_quality", "retrieval_date"),)
+DAILY_WITHOUT_RELEVANCE_LABELS = (
+    ("marts.agg_abandonment", "activity_date"),
+    ("marts.agg_rewrites", "activity_date"),
+)
+
+
+def _deliver_late_label(raw: Path, warehouse: Path, root: Path) -> dict:
+    """Land a human relevance label of a day-3 retrieval, run the schedule, and
+    record what the run recomputed (later runs restamp rows)."""
+    retrieval_id, session_guid, asset_id = _query(
+        warehouse,
+        "select retrievals.retrieval_id, retrievals.session_guid, assets.asset_id"
+        " from marts.fct_retrievals as retrievals"
+        " inner join intermediate.int_retrieval_assets as assets"
+        " on retrievals.retrieval_id = assets.retrieval_id"
+        " where retrievals.retrieval_date = ? and retrievals.is_in_tier_scope"
+        " order by retrievals.retrieval_id, assets.asset_rank limit 1",
+        [LABEL_DAY],
+    )[0]
+    before_run = _query(warehouse, "select max(_lara_loaded_at) from marts.fct_retrievals")[0][0]
+    label_file = raw / "relevance_labels" / f"dt={LATE_DAY.isoformat()}" / "late-label.jsonl"
+    label_file.parent.mkdir(parents=True, exist_ok=True)
+    label_file.write_text(
+        json.dumps(
+            {
+                "retrieval_id": retrieval_id,
+                "asset_id": asset_id,
+                "grade": 3,
+                "judge": "human",
+                "judged_at": f"{LATE_DAY.isoformat()}T13:00:00Z",
+            }
+        )
+        + "\n"
+    )
+    _build(raw, warehouse, root, ["build"])
+    restamped = {
+        model: _query(
+            warehouse,
+            f"select count(case when _lara_loaded_at > ? then 1 end), count(*) from {model}"
+            " where session_guid = ?",
+            [before_run, session_guid],
+        )[0]
+        for model in READS_RELEVANCE_LABELS + READS_NO_RELEVANCE_LABELS
+    }
+    rewritten_days = {
+        model: {
+            day
+            for (day,) in _query(
+                warehouse,
+                f"select distinct {column} from {model}"
+                f" where {column} is not null and _lara_loaded_at > ?",
+                [before_run],
+            )
+        }
+        for model, column in DAILY_WITH_RELEVANCE_LABELS + DAILY_WITHOUT_RELEVANCE_LABELS
+    }
+    return {
+        "session_guid": session_guid,
+        "sessions": _query(
+            warehouse,
+            "select session_guid, reason, is_for_every_model, has_loaded_goal_labels,"
+            " has_loaded_relevance_labels, has_loaded_stage_spans,"
+            " has_loaded_prompt_label_sample_design from run_state.lara_sessions_this_run",
+        ),
+        "days": _query(
+            warehouse,
+            "select event_date, is_for_every_model, has_loaded_relevance_labels"
+            " from run_state.lara_days_this_run",
+        ),
+        "restamped": restamped,
+        "rewritten_days": rewritten_days,
+    }
+
+
+def test_a_late_label_recomputes_its_session_for_the_label_models_only(late_export):
+    label = late_export["late_label"]
+    assert label["sessions"] == [(label["session_guid"], "label", False, False, True, False, False)]
+    for model in READS_RELEVANCE_LABELS:
+        rewritten, rows = label["restamped"][model]
+        assert rows > 0 and rewritten == rows, (model, rewritten, rows)
+    for model in READS_NO_RELEVANCE_LABELS:
+        rewritten, rows = label["restamped"][model]
+        assert rows > 0 and rewritten == 0, (model, rewritten, rows)
+
+
+def test_a_late_label_rewrites_its_day_for_the_label_aggregates_only(late_export):
+    label = late_export["late_label"]
+    assert label["days"] and all(not every for _, every, _ in label["days"])
+    assert all(relevance for _, _, relevance in label["days"])
+    label_days = {day for day, _, _ in label["days"]}
+    assert LABEL_DAY in label_days
+    for model, _ in DAILY_WITH_RELEVANCE_LABELS:
+        rewritten = label["rewritten_days"][model]
+        assert LABEL_DAY in rewritten and rewritten <= label_days, (model, rewritten)
+    for model, _ in DAILY_WITHOUT_RELEVANCE_LABELS:
+        assert label["rewritten_days"][model] == set(), model
 
 
 def test_the_late_file_is_read_as_a_pending_partition(late_export):
