@@ -386,7 +386,9 @@ tables_this_run as (
         model recomputes (`is_for_every_model`) and those touched by a label
         table in the model's lineage (lara_label_tables_read). True on a full
         build (every session and day; and unit tests, whose stand-in run
-        state may lack the columns). -#}
+        state may lack the columns). The relation it filters needs an alias:
+        Spark reads `from t where (c)` as table `t` aliased `where` with
+        column list `(c)`. -#}
     {%- if is_incremental() -%}
     {%- set terms = ['is_for_every_model'] -%}
     {%- for table_name in lara_label_tables_read() -%}
@@ -405,9 +407,9 @@ tables_this_run as (
         import CTE and its strategy (DuckDB and Spark) both use it, so a run
         replaces exactly the sessions it recomputed. -#}
     select
-        session_guid,
-        session_date
-    from {{ ref('lara_sessions_this_run') }}
+        run_sessions.session_guid,
+        run_sessions.session_date
+    from {{ ref('lara_sessions_this_run') }} as run_sessions
     where {{ lara_recomputed_here() }}
 {%- endmacro %}
 
@@ -514,7 +516,7 @@ days_this_run as (
         the N days before each. The strategy lara_replace_days replaces the
         same set (config lara_day_lookback). -#}
     {%- set days -%}
-        (select event_date from {{ ref('lara_days_this_run') }} where {{ lara_recomputed_here() }})
+        (select run_days.event_date from {{ ref('lara_days_this_run') }} as run_days where {{ lara_recomputed_here() }})
     {%- endset -%}
     {%- if (lookback_days | int) <= 0 -%}
     select event_date from {{ days }} as days_this_run
