@@ -14,6 +14,8 @@ base as (
         count(*) as raw_rows,
         cast(sum(case when _row_status = 'duplicate' then 1 else 0 end) as bigint) as duplicate_rows
     from {{ ref('base_lara__' ~ table_name) }}
+    {#- Tombstones (a row its rewritten file no longer holds) are no raw row. #}
+    where _row_status != 'removed'
 
 ),
 

@@ -52,6 +52,17 @@
     the row's status or content last changed (a re-read, unchanged row keeps
     its old time): lara_sessions_this_run recomputes the sessions of rows
     loaded after the last completed run.
+
+    A row of a partition the run replaces that the new delivery no longer
+    holds (its file rewritten without it, or with another content on its
+    line) stays one run as status `removed`, loaded now: so
+    lara_sessions_this_run recomputes its session (the row is gone from
+    every model after it, as a full refresh would have it), and the other
+    versions of its key are judged again (a conflicting version whose rival
+    left is clean again). Tombstones of a run that did not complete are
+    carried until a run completes; the strategy drops the others
+    (lara_replace_partitions). Only the run state reads them: staging,
+    quarantine and reconciliation count the other statuses.
 #}
 {% macro lara_stage_source(table_name) %}
     {%- set spec = lara_contract()[table_name] -%}
@@ -134,8 +145,46 @@ delivered as {{ lara_materialized_cte() }} (
 ),
 
 {% if is_incremental() -%}
-{#- Rows already loaded from other partitions whose key is in this batch:
-    re-judged together with the batch. -#}
+{%- set pending = lara_pending_partitions(table_name) -%}
+{%- set manifest = lara_run_state_relation('lara_incremental_manifest') -%}
+{#- Rows already loaded from the partitions this run replaces that the
+    delivery no longer holds (matched on file, line and content), and
+    tombstones of earlier runs no completed run has reflected yet. -#}
+removed_rows as (
+
+    select existing.*
+    from {{ this }} as existing
+    where
+        {% if pending is none -%}
+        true
+        {%- else -%}
+        existing._partition_value in {{ lara_sql_in_list(pending) }}
+        {%- endif %}
+        and (
+            {%- if manifest is not none %}
+            (
+                existing._row_status = 'removed'
+                and existing._lara_loaded_at > (select max(reflected_through) from {{ manifest }})
+            )
+            or
+            {%- endif %}
+            (
+                existing._row_status != 'removed'
+                and not exists (
+                    select 1
+                    from delivered
+                    where
+                        delivered._source_file = existing._source_file
+                        and delivered._source_line = existing._source_line
+                        and delivered._row_hash is not distinct from existing._row_hash
+                )
+            )
+        )
+
+),
+
+{#- Rows already loaded from other partitions whose key is in this batch, or
+    was the key of a removed row: re-judged together with the batch. -#}
 delivered_earlier as (
 
     select
@@ -153,10 +202,19 @@ delivered_earlier as (
         _record_key
     from {{ this }}
     where
-        _dedup_key in (
-            select 'key:' || _record_key from delivered where _failed_check is null
+        (
+            _dedup_key in (
+                select 'key:' || _record_key from delivered where _failed_check is null
+            )
+            or _dedup_key in (
+                select removed_rows._dedup_key from removed_rows where removed_rows._row_status != 'removed'
+            )
         )
+        and _row_status != 'removed'
         and _partition_value not in (select distinct _partition_value from delivered)
+        {%- if pending %}
+        and _partition_value not in {{ lara_sql_in_list(pending) }}
+        {%- endif %}
 
 ),
 
@@ -354,13 +412,48 @@ loaded as (
 
 )
 
-{%- if is_incremental() and lara_overwrites_partitions() %}
-{#- Where a run replaces whole partitions (Spark): the other rows of each
-    earlier partition whose keys were re-judged, unchanged. #}
+{%- if is_incremental() %}
 {%- set output_columns = (columns | map(attribute='name') | list) + [
     '_partition_date', '_row_status', '_quarantine_reason', '_quarantine_column',
     '_record_key', '_row_hash', '_dedup_key', '_source_format', '_source_file',
     '_source_line', '_partition_value', '_raw_row', '_lara_loaded_at'] %}
+,
+
+{#- The removed rows as tombstones (status `removed`, loaded now; carried
+    ones keep their time), columns in the order of `loaded`. -#}
+tombstones as (
+
+    select
+        {%- for column in columns %}
+        {{ column.name }},
+        {%- endfor %}
+        _partition_date,
+        'removed' as _row_status,
+        cast(null as {{ dbt.type_string() }}) as _quarantine_reason,
+        cast(null as {{ dbt.type_string() }}) as _quarantine_column,
+        _record_key,
+        _row_hash,
+        case
+            when _row_status = 'removed' then _dedup_key
+            else 'removed:' || _source_file || ':' || cast(_source_line as {{ dbt.type_string() }})
+                || ':' || coalesce(_row_hash, '')
+        end as _dedup_key,
+        _source_format,
+        _source_file,
+        _source_line,
+        _partition_value,
+        cast(null as {{ dbt.type_string() }}) as _raw_row,
+        case
+            when _row_status = 'removed' then _lara_loaded_at
+            else {{ lara_run_started_at() }}
+        end as _lara_loaded_at
+    from removed_rows
+
+){%- endif %}
+
+{%- if is_incremental() and lara_overwrites_partitions() %}
+{#- Where a run replaces whole partitions (Spark): the other rows of each
+    earlier partition whose keys were re-judged, unchanged. #}
 ,
 
 carried as (
@@ -376,6 +469,13 @@ carried as (
 select {{ output_columns | join(', ') }} from loaded
 union all
 select * from carried
+union all
+select * from tombstones
+{%- elif is_incremental() %}
+
+select * from loaded
+union all
+select * from tombstones
 {%- else %}
 
 select * from loaded

@@ -2,15 +2,16 @@
     where it came from. Nothing the staging layer refuses is dropped: it is
     here, traceable to file and line.
 
-    Incremental on DuckDB (delete+insert on the raw row: table, file, line):
-    a run rewrites the rows whose base row was loaded or changed status after
-    the last completed run (lara_run_limits.lower_limit); a quarantined row
-    never becomes clean again (a conflicting version quarantines every
-    version for good). A table on Spark (no DELETE on Parquet tables). -#}
+    Incremental on DuckDB (strategy lara_replace_raw_rows): a run deletes the
+    rows whose base row was loaded or changed status after the last
+    completed run (lara_run_limits.lower_limit), whatever that status is
+    now, and inserts those that are quarantined. So a row that left
+    quarantine (its file was rewritten without it: a `removed` tombstone;
+    or the rival version that made it a conflicting duplicate left) leaves
+    this table. A table on Spark (no DELETE on Parquet tables). -#}
 {{ config(
     materialized=('table' if target.type == 'spark' else 'incremental'),
-    incremental_strategy='delete+insert',
-    unique_key=['table_name', 'source_file', 'source_line'],
+    incremental_strategy='lara_replace_raw_rows',
     on_schema_change='fail'
 ) }}
 

@@ -63,7 +63,9 @@ listed as (
         count(loaded_rows._source_file) as raw_rows
     from listed
     left join {{ ref('base_lara__' ~ table_name) }} as loaded_rows
-        on listed.source_file = loaded_rows._source_file
+        on
+            listed.source_file = loaded_rows._source_file
+            and loaded_rows._row_status != 'removed'
     where
         listed.table_name = {{ lara_sql_string(table_name) }}
         and listed.file_status = 'data'

@@ -19,6 +19,16 @@ that session in `fct_retrievals` and its relevance model, and leave its rows
 in the models without relevance labels in their lineage (`fct_prompts`,
 `fct_sessions`, the signals) as they were, likewise day 3 of the daily
 aggregates that do not read them.
+
+Then a file is rewritten in place without some of its rows (the prompts of
+a day-2 session, whose other rows are in other files), and a late file brings a
+conflicting version of another prompt: the run must drop those prompts
+from every model, as a full refresh would, although no row of its session
+was loaded (the base model keeps the row one run as a tombstone, status
+`removed`, which puts its session in lara_sessions_this_run; the next
+completed run drops the tombstone), and quarantine both versions of the
+second. The late file is then rewritten empty: the second prompt is clean
+again and leaves dq_quarantine.
 """
 
 from __future__ import annotations
@@ -76,6 +86,7 @@ def late_export(tmp_path_factory):
     _build(raw, warehouse, root, ["build", "--exclude-resource-type", "test"])
 
     late_label = _deliver_late_label(raw, warehouse, root)
+    rewritten = _rewrite_without_a_prompt(raw, warehouse, root)
 
     # A day-1 retrieval in scope that lineage can credit.
     retrieval_id, session_guid, before_outcomes, before_cross = _query(
@@ -126,7 +137,103 @@ def late_export(tmp_path_factory):
         "before_tier3": before_tier3,
         "run_log": run_log,
         "late_label": late_label,
+        "rewritten": rewritten,
+        "removed_after_next_run": _query(
+            warehouse,
+            "select _row_status from staging.base_lara__prompts where prompt_id = ?",
+            [rewritten["prompt_id"]],
+        ),
     }
+
+
+REWRITTEN_DAY = START + dt.timedelta(days=1)
+
+
+def _rewrite_without_a_prompt(raw: Path, warehouse: Path, root: Path) -> dict:
+    """Rewrite a day-2 prompts file without the prompts of a session that has
+    actions, add a late conflicting version of another prompt, run the
+    schedule; then empty the late file and run again. Record what each run did."""
+    import pyarrow.parquet as pq
+
+    actions = {
+        session
+        for path in (raw / "actions").rglob("*.parquet")
+        for session in pq.read_table(path, columns=["session_guid"]).column(0).to_pylist()
+    }
+    (path,) = (raw / "prompts" / f"dt={REWRITTEN_DAY.isoformat()}").glob("*.parquet")
+    table = pq.read_table(path)
+    sessions = table.column("session_guid").to_pylist()
+    # Every prompt of one session goes (so no row of the session is loaded).
+    session_guid = next(session for session in sessions if session in actions)
+    index = sessions.index(session_guid)
+    prompt_id = table.column("prompt_id")[index].as_py()
+    pq.write_table(
+        table.take([i for i, session in enumerate(sessions) if session != session_guid]), path
+    )
+    # A conflicting version of another prompt of the day, in a late file.
+    rival = next(
+        row
+        for row in table.to_pylist()
+        if row["session_guid"] != session_guid and row["is_synthetic"] is False
+    )
+    rival_id = rival["prompt_id"]
+    rival["prompt_text"] = f"{rival['prompt_text']} (edited)"
+    rival["ts"] = rival["ts"].strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    late = path.parent / "late-conflict.jsonl"
+    late.write_text(json.dumps(rival) + "\n")
+    _build(raw, warehouse, root, ["build"])
+
+    def rival_state() -> dict:
+        return {
+            "quarantined": _query(
+                warehouse,
+                "select quarantine_reason from data_quality.dq_quarantine where record_key in"
+                " (select _record_key from staging.base_lara__prompts where prompt_id = ?)",
+                [rival_id],
+            ),
+            "in_fct_prompts": _query(
+                warehouse, "select count(*) from marts.fct_prompts where prompt_id = ?", [rival_id]
+            )[0][0],
+        }
+
+    conflicted = rival_state()
+    removed = {
+        "prompt_id": prompt_id,
+        "session_guid": session_guid,
+        "in_models": {
+            model: _query(
+                warehouse, f"select count(*) from {model} where prompt_id = ?", [prompt_id]
+            )[0][0]
+            for model in ("intermediate.int_prompts_scoped", "marts.fct_prompts")
+        },
+        "base_statuses": _query(
+            warehouse,
+            "select _row_status from staging.base_lara__prompts where prompt_id = ?",
+            [prompt_id],
+        ),
+        "reasons": dict(
+            _query(warehouse, "select session_guid, reason from run_state.lara_sessions_this_run")
+        ),
+    }
+    late.write_text("")
+    _build(raw, warehouse, root, ["build"])
+    return {**removed, "conflicted": conflicted, "resolved": rival_state()}
+
+
+def test_a_row_left_out_of_a_rewritten_file_leaves_every_model(late_export):
+    rewritten = late_export["rewritten"]
+    assert rewritten["in_models"] == {"intermediate.int_prompts_scoped": 0, "marts.fct_prompts": 0}
+    assert rewritten["reasons"].get(rewritten["session_guid"]) == "loaded"
+    # A tombstone for one run, dropped by the next completed run.
+    assert rewritten["base_statuses"] == [("removed",)]
+    assert late_export["removed_after_next_run"] == []
+
+
+def test_a_conflicting_version_that_leaves_makes_the_first_clean_again(late_export):
+    rewritten = late_export["rewritten"]
+    assert rewritten["conflicted"]["quarantined"] == [("conflicting_duplicate",)] * 2
+    assert rewritten["conflicted"]["in_fct_prompts"] == 0
+    assert rewritten["resolved"] == {"quarantined": [], "in_fct_prompts": 1}
 
 
 LABEL_DAY = START + dt.timedelta(days=2)

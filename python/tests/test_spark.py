@@ -408,7 +408,8 @@ def emptied_day(tmp_path_factory):
     """A Spark warehouse where a later delivery empties whole session days of
     fct_prompts: every prompt after the first day is re-delivered with other
     contents, so both versions are quarantined (conflicting duplicates) and
-    the sessions that started after the first day keep only their actions.
+    the sessions that started after the first day keep only their actions;
+    and the first day's file is rewritten without one session's prompts.
     The same delivery re-delivers some replay documents with other scores
     (quarantined too), so the incremental run recomputes fct_document_utility
     whole (strategy lara_replace_table: `insert overwrite` on Spark).
@@ -439,6 +440,18 @@ def emptied_day(tmp_path_factory):
                 row["prompt_text"] = f"{row.get('prompt_text') or ''} (edited)"
                 lines.append(json.dumps(row))
         (folder / "late-conflicting-versions.jsonl").write_text("\n".join(lines) + "\n")
+    # The first day's prompts file rewritten without one session's prompts
+    # (its actions stay): the removed rows must leave fct_prompts on Spark too
+    # (base tombstones, lara_stage_source).
+    first_file = sorted((raw / "prompts" / f"dt={days[0]}").glob("*.jsonl"))[0]
+    prompt_lines = first_file.read_text().splitlines()
+    dropped_session = json.loads(prompt_lines[0])["session_guid"]
+    first_file.write_text(
+        "\n".join(
+            line for line in prompt_lines if json.loads(line)["session_guid"] != dropped_session
+        )
+        + "\n"
+    )
     replay = sorted((raw / "replay_documents").glob("dt=*/*.jsonl"))[0]
     rows = [json.loads(line) for line in replay.read_text().splitlines()[:5]]
     for row in rows:
@@ -460,6 +473,7 @@ def emptied_day(tmp_path_factory):
         duck_utility = con.execute("select * from marts.fct_document_utility").df()
     return {
         "days": days,
+        "dropped_session": dropped_session,
         "log": log,
         "duckdb": duck,
         "spark": spark,
@@ -490,6 +504,9 @@ def test_spark_drops_session_days_that_emptied(emptied_day):
 
 def test_spark_after_emptied_days_equals_duckdb(emptied_day):
     duck, spark = emptied_day["duckdb"], emptied_day["spark"]
+    # The rewritten file's session lost its prompts on both engines.
+    assert emptied_day["dropped_session"] not in set(spark["session_guid"])
+    assert emptied_day["dropped_session"] not in set(duck["session_guid"])
     columns = sorted(c for c in duck.columns if not c.startswith("_lara_"))
     assert sorted(c for c in spark.columns if not c.startswith("_lara_")) == columns
     assert len(duck) == len(spark) > 0

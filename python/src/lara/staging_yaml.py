@@ -49,7 +49,7 @@ QUARANTINE_REASONS = (
     "timestamp_outside_partition",
     "conflicting_duplicate",
 )
-ROW_STATUSES = ("clean", "duplicate", "quarantined")
+ROW_STATUSES = ("clean", "duplicate", "quarantined", "removed")
 
 
 def doc(name: str) -> str:
