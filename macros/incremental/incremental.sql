@@ -45,21 +45,28 @@
 {%- endmacro %}
 
 
-{% macro lara_session_grained_config(session_column='session_guid') -%}
+{% macro lara_session_grained_config(session_column='session_guid', partition_column='_lara_session_date', key=none) -%}
     {#- The config() of a session-grained model: incremental, strategy
         lara_replace_sessions (a run deletes and rewrites the rows of
         lara_sessions_this_run, matched on `session_column`), partitioned by
-        _lara_session_date where runs replace partitions (Spark), failing on
-        a schema change. Called first thing in the model, in place of a
+        `partition_column` (default _lara_session_date) where runs replace
+        partitions (Spark), failing on a schema change. With `key` (a unique
+        column, config lara_recompute_key), the model also recomputes rows
+        of other sessions (fct_retrieval_reretrievals: the retrievals of
+        lara_users_this_run), and the strategy replaces those rows too,
+        matched on `key`. Called first thing in the model, in place of a
         config block. -#}
     {%- set settings = {
         'materialized': 'incremental',
         'incremental_strategy': 'lara_replace_sessions',
-        'partition_by': lara_spark_partition_by('_lara_session_date'),
+        'partition_by': lara_spark_partition_by(partition_column),
         'on_schema_change': 'fail'
     } -%}
     {%- if session_column != 'session_guid' -%}
         {%- do settings.update({'lara_session_column': session_column}) -%}
+    {%- endif -%}
+    {%- if key is not none -%}
+        {%- do settings.update({'lara_recompute_key': key}) -%}
     {%- endif -%}
     {{ config(**settings) }}
 {%- endmacro %}
@@ -458,14 +465,21 @@ left join sessions_this_run
     the sessions this run recomputes (also sessions that now produce no rows
     at all, e.g. when their only prompt turned out to be a conflicting
     duplicate), then insert the recomputed rows. The session column is the
-    model config `lara_session_column` (default session_guid).
+    model config `lara_session_column` (default session_guid). With config
+    `lara_recompute_key`, the rows of other sessions whose key the model
+    recomputed are deleted too.
 #}
 {% macro get_incremental_lara_replace_sessions_sql(arg_dict) %}
     {%- set target = arg_dict['target_relation'] -%}
     {%- set column = config.get('lara_session_column', 'session_guid') -%}
     {%- set columns = get_quoted_csv(arg_dict['dest_columns'] | map(attribute='name')) -%}
+    {%- set key = config.get('lara_recompute_key') %}
     delete from {{ target }}
-    where {{ column }} in (select session_guid from ({{ lara_sessions_this_run_select() }}) as recomputed);
+    where
+        {{ column }} in (select session_guid from ({{ lara_sessions_this_run_select() }}) as recomputed)
+        {%- if key %}
+        or {{ key }} in (select {{ key }} from {{ arg_dict['temp_relation'] }})
+        {%- endif %};
     insert into {{ target }} ({{ columns }})
     select {{ columns }} from {{ arg_dict['temp_relation'] }}
 {% endmacro %}

@@ -123,7 +123,8 @@
 {% macro lara_spark_replace_partitions(source, target, mode='partitions') %}
     {#- Runs the replacement and returns the statement that drops the batch.
         mode: partitions (base models: the batch holds whole partitions),
-        sessions (carry the other sessions of each rewritten day), days
+        sessions (carry the other sessions of each rewritten day, less the
+        rows the model recomputed by config lara_recompute_key), days
         (daily aggregates). -#}
     {%- set batch = target.incorporate(path={'identifier': target.identifier ~ '__lara_batch'}) -%}
     {%- set partition_by = config.get('partition_by') -%}
@@ -144,7 +145,8 @@
             ~ ' select ' ~ columns ~ ' from ' ~ source
             ~ ' union all select ' ~ columns ~ ' from ' ~ target
             ~ ' where ' ~ day ~ ' in (' ~ rewritten_days ~ ')'
-            ~ ' and not ' ~ session_column ~ ' in (select session_guid from ' ~ sessions ~ ')') -%}
+            ~ ' and not ' ~ session_column ~ ' in (select session_guid from ' ~ sessions ~ ')'
+            ~ lara_spark_not_recomputed(source)) -%}
         {%- set emptied = lara_spark_emptied_days(target, batch, partition_column, rewritten_days) -%}
     {%- elif mode == 'days' -%}
         {%- set rewritten_days = lara_days_this_run_select(config.get('lara_day_lookback', 0)) -%}
@@ -166,6 +168,17 @@
         ~ ') select ' ~ columns ~ ' from ' ~ batch) -%}
     drop table if exists {{ batch }}
 {% endmacro %}
+
+
+{% macro lara_spark_not_recomputed(source) -%}
+    {#- A condition appended to the carried rows of mode sessions: with config
+        lara_recompute_key, leave out the rows whose key the model recomputed
+        (they are in `source`); empty otherwise. -#}
+    {%- set key = config.get('lara_recompute_key') -%}
+    {%- if key -%}
+    {{ ' and not ' ~ key ~ ' in (select ' ~ key ~ ' from ' ~ source ~ ' where ' ~ key ~ ' is not null)' }}
+    {%- endif -%}
+{%- endmacro %}
 
 
 {% macro lara_spark_emptied_days(target, batch, column, rewritten_days) %}

@@ -29,6 +29,14 @@ was loaded (the base model keeps the row one run as a tombstone, status
 completed run drops the tombstone), and quarantine both versions of the
 second. The late file is then rewritten empty: the second prompt is clean
 again and leaves dq_quarantine.
+
+Then late files bring a new session of a known user, two days after one of
+the user's retrievals, that returns one of its assets again: that earlier
+retrieval becomes re-retrieved, although its day is only a lookback day of
+the run, and no other user's retrieval of that day is recomputed
+(lara_users_this_run). The late prompt is then rewritten to name another
+user: the earlier retrieval is no longer re-retrieved, which only the
+tombstone of the replaced version can tell the run.
 """
 
 from __future__ import annotations
@@ -87,6 +95,7 @@ def late_export(tmp_path_factory):
 
     late_label = _deliver_late_label(raw, warehouse, root)
     rewritten = _rewrite_without_a_prompt(raw, warehouse, root)
+    returned = _return_an_asset_again(raw, warehouse, root)
 
     # A day-1 retrieval in scope that lineage can credit.
     retrieval_id, session_guid, before_outcomes, before_cross = _query(
@@ -138,6 +147,7 @@ def late_export(tmp_path_factory):
         "run_log": run_log,
         "late_label": late_label,
         "rewritten": rewritten,
+        "returned": returned,
         "removed_after_next_run": _query(
             warehouse,
             "select _row_status from staging.base_lara__prompts where prompt_id = ?",
@@ -234,6 +244,145 @@ def test_a_conflicting_version_that_leaves_makes_the_first_clean_again(late_expo
     assert rewritten["conflicted"]["quarantined"] == [("conflicting_duplicate",)] * 2
     assert rewritten["conflicted"]["in_fct_prompts"] == 0
     assert rewritten["resolved"] == {"quarantined": [], "in_fct_prompts": 1}
+
+
+RETURN_DAY = START + dt.timedelta(days=12)
+RETURN_OFFSET = dt.timedelta(days=2)
+
+
+def _return_an_asset_again(raw: Path, warehouse: Path, root: Path) -> dict:
+    """Land a late session whose retrieval returns an asset of an earlier,
+    not re-retrieved retrieval of the same user two days later; run. Then
+    give the late session to another user; run. Record both runs."""
+    # A unit of a known user on RETURN_DAY, not re-retrieved, with an asset on
+    # which the user has no outcome at all (so nothing can come in between).
+    retrieval_id, user_id = _query(
+        warehouse,
+        "select units.retrieval_id, scoped.user_id"
+        " from marts.fct_retrieval_reretrievals as units"
+        " inner join intermediate.int_retrievals_scoped as scoped"
+        " on units.retrieval_id = scoped.retrieval_id"
+        " where units.retrieval_date = ? and units.has_known_user and not units.is_reretrieved"
+        " and not scoped.is_synthetic"
+        " order by units.retrieval_id limit 1",
+        [RETURN_DAY],
+    )[0]
+    outcome_assets = {
+        asset
+        for (asset,) in _query(
+            warehouse,
+            "select actions.consumed_asset_id from intermediate.int_actions_scoped as actions"
+            " inner join intermediate.int_prompts_scoped as prompts"
+            " on actions.session_guid = prompts.session_guid"
+            " where prompts.user_id = ? and actions.consumed_asset_id is not null",
+            [user_id],
+        )
+    }
+    import pyarrow.parquet as pq
+
+    retrieval = next(
+        row
+        for path in (raw / "retrievals" / f"dt={RETURN_DAY.isoformat()}").glob("*.parquet")
+        for row in pq.read_table(path).to_pylist()
+        if row["retrieval_id"] == retrieval_id
+    )
+    prompt = next(
+        row
+        for path in (raw / "prompts").rglob("*.parquet")
+        for row in pq.read_table(path).to_pylist()
+        if row["prompt_id"] == retrieval["prompt_id"]
+    )
+    asset = next(a for a in retrieval["returned_asset_ids"] if a not in outcome_assets)
+    at = (retrieval["ts"] + RETURN_OFFSET).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    day = (RETURN_DAY + RETURN_OFFSET).isoformat()
+    late_prompt = {
+        **prompt,
+        "prompt_id": "late_return_prompt",
+        "session_guid": "late_return_session",
+        "ts": at,
+        "is_synthetic": False,
+    }
+    late_retrieval = {
+        **retrieval,
+        "retrieval_id": "late_return_retrieval",
+        "prompt_id": "late_return_prompt",
+        "session_guid": "late_return_session",
+        "ts": at,
+        "returned_asset_ids": [asset],
+        "displayed_asset_ids": [asset],
+    }
+    prompt_file = raw / "prompts" / f"dt={day}" / "late-return.jsonl"
+    (raw / "retrievals" / f"dt={day}" / "late-return.jsonl").write_text(
+        json.dumps(late_retrieval) + "\n"
+    )
+    prompt_file.write_text(json.dumps(late_prompt) + "\n")
+    before_run = _query(
+        warehouse, "select max(_lara_loaded_at) from marts.fct_retrieval_reretrievals"
+    )[0][0]
+
+    def state() -> dict:
+        return {
+            "unit": _query(
+                warehouse,
+                "select is_reretrieved, _lara_loaded_at > ? from marts.fct_retrieval_reretrievals"
+                " where retrieval_id = ?",
+                [before_run, retrieval_id],
+            )[0],
+            "users": {
+                user
+                for (user,) in _query(
+                    warehouse, "select user_id from run_state.lara_users_this_run"
+                )
+            },
+            "days": {
+                day
+                for (day,) in _query(
+                    warehouse, "select event_date from run_state.lara_days_this_run"
+                )
+            },
+            # Units of the day recomputed by this run, per user in lara_users_this_run or not.
+            "recomputed_by_user": _query(
+                warehouse,
+                "select scoped.user_id in (select user_id from run_state.lara_users_this_run),"
+                " count(case when units._lara_loaded_at > ? then 1 end), count(*)"
+                " from marts.fct_retrieval_reretrievals as units"
+                " inner join intermediate.int_retrievals_scoped as scoped"
+                " on units.retrieval_id = scoped.retrieval_id"
+                " where units.retrieval_date = ? and scoped.user_id is not null"
+                " group by 1 order by 1",
+                [before_run, RETURN_DAY],
+            ),
+        }
+
+    _build(raw, warehouse, root, ["build"])
+    returned = state()
+    before_run = _query(
+        warehouse, "select max(_lara_loaded_at) from marts.fct_retrieval_reretrievals"
+    )[0][0]
+    prompt_file.write_text(json.dumps({**late_prompt, "user_id": "late_other_user"}) + "\n")
+    _build(raw, warehouse, root, ["build"])
+    return {"user_id": user_id, "returned": returned, "moved": state()}
+
+
+def test_a_late_return_recomputes_an_earlier_retrieval_of_its_user_only(late_export):
+    returned = late_export["returned"]
+    first = returned["returned"]
+    assert RETURN_DAY not in first["days"]  # a lookback day only
+    assert first["unit"] == (True, True)  # re-retrieved now, recomputed by this run
+    assert first["users"] == {returned["user_id"]}
+    # On that day, the units of the user are recomputed, no other user's.
+    by_user = {
+        in_users: (recomputed, rows) for in_users, recomputed, rows in first["recomputed_by_user"]
+    }
+    assert by_user[True][0] == by_user[True][1] > 0
+    assert by_user[False][1] > 0 and by_user[False][0] == 0
+
+
+def test_a_late_session_moved_to_another_user_recomputes_the_first_user(late_export):
+    moved = late_export["returned"]["moved"]
+    # Only the tombstone of the replaced prompt still names the first user.
+    assert moved["users"] == {late_export["returned"]["user_id"], "late_other_user"}
+    assert moved["unit"] == (False, True)
 
 
 LABEL_DAY = START + dt.timedelta(days=2)

@@ -5,32 +5,59 @@
     var reretrieval_window_days, before any outcome of that user on the
     asset. Definitions and decisions: _retrieval_marts__models.yml.
 
-    A retrieval's row depends on the user's next N days (N = the window), so
-    the model is incremental by retrieval day with an N-day lookback
-    (strategy lara_replace_days, config lara_day_lookback): a run recomputes
-    the days of lara_days_this_run and the N days before each. -#}
+    A retrieval's row depends on its user's next N days (N = the window), so
+    an incremental run recomputes the retrievals of the sessions this run
+    (lara_sessions_this_run) and, on the days of lara_days_this_run and the
+    N days before each, those of the users whose events may have changed
+    (lara_users_this_run): no other row can change. The strategy
+    lara_replace_sessions replaces the rows of those sessions and, by
+    retrieval_id (config lara_recompute_key), the others recomputed. A run
+    reads only those users' events, from each such day to N days after it. -#}
 {%- set window_days = var('reretrieval_window_days') | int -%}
-{{ lara_daily_config('retrieval_date', lookback_days=window_days) }}
+{{ lara_session_grained_config(partition_column='retrieval_date', key='retrieval_id') }}
+
+-- depends_on: {{ ref('lara_sessions_this_run') }}
+-- depends_on: {{ ref('lara_days_this_run') }}
+-- depends_on: {{ ref('lara_users_this_run') }}
 
 with
 
+{%- if is_incremental() %}
+
+{# On an incremental run: the sessions this run recomputes, the days of
+    lara_days_this_run with the N days before each (days_this_run), the
+    users whose rows may change on those days, and the days whose events a
+    unit of those days can reach (its day and the N after it). #}
+{{ lara_sessions_this_run_cte() }}
+
 {{ lara_days_this_run_cte(lookback_days=window_days) }}
 
-{# The span of events a run reads: the recomputed days and the window after
-    the last one (lara_days_this_run holds every day on a full build). #}
-window_bounds as (
+changed_users as (
 
-    select
-        min(event_date) as first_day,
-        cast({{ dbt.dateadd('day', window_days, 'max(event_date)') }} as date) as last_day
-    from days_this_run
+    select user_id from {{ ref('lara_users_this_run') }}
 
 ),
 
-{# The units: in-scope retrievals with >= 1 returned asset on the days this
-    run recomputes. `is_unit` in candidate_retrievals repeats this filter as
-    a column (a join back to this CTE would be moved above the asset fan-out
-    by DuckDB's optimiser): change both together. #}
+event_days as (
+
+    select distinct event_date
+    from (
+        {%- for offset in range(window_days + 1) %}
+        select cast({{ dbt.dateadd('day', offset, 'event_date') }} as date) as event_date
+        from days_this_run
+        {%- if not loop.last %}
+        union all
+        {%- endif %}
+        {%- endfor %}
+    ) as reachable_days
+
+),
+{%- endif %}
+
+{# The units: in-scope retrievals with >= 1 returned asset of the sessions
+    this run, and those of the changed users on days_this_run. `is_unit` in candidate_retrievals repeats this filter as a column
+    (a join back to this CTE would be moved above the asset fan-out by
+    DuckDB's optimiser): change both together. #}
 retrievals as (
 
     select
@@ -45,17 +72,34 @@ retrievals as (
     where
         is_in_tier_scope
         and not is_empty
-        and {{ lara_in_days_this_run('retrieval_date') }}
+    {% if is_incremental() %}
+        and (
+            session_guid in (select sessions_this_run.session_guid from sessions_this_run)
+            or (
+                retrieval_date in (select days_this_run.event_date from days_this_run)
+                and user_id in (select changed_users.user_id from changed_users)
+            )
+        )
+    {% endif %}
+
+),
+
+{# Only the units' users' events can decide a unit's row. #}
+unit_users as (
+
+    select distinct user_id
+    from retrievals
+    where user_id is not null
 
 ),
 
 {# Where a later return can come from: every non-synthetic retrieval of a
-    known user (misrouted ones too: they showed the asset again), from the
-    first recomputed day to N days after the last, flagged when it is one of
-    this run's units (the filter of `retrievals` as a column, so the timeline
-    below carries the unit's id and no join back to the units is needed).
-    Read twice (the `assets` filter and `returns`): inlined, not held in
-    memory (lara_inline_cte). #}
+    unit's user (misrouted ones too: they showed the asset again) on the
+    days a unit reaches, flagged when it is one of this run's units (the
+    filter of `retrievals` as a column, so the timeline below carries the
+    unit's id and no join back to the units is needed). Read twice (the
+    `assets` filter and `returns`): inlined, not held in memory
+    (lara_inline_cte). #}
 candidate_retrievals as {{ lara_inline_cte() }} (
 
     select
@@ -65,18 +109,27 @@ candidate_retrievals as {{ lara_inline_cte() }} (
         scoped.is_in_tier_scope
         and not scoped.is_empty
         {%- if is_incremental() %}
-        and days_this_run.event_date is not null
+        and (
+            sessions_this_run.session_guid is not null
+            or (days_this_run.event_date is not null and changed_users.user_id is not null)
+        )
         {%- endif %} as is_unit
     from {{ ref('int_retrievals_scoped') }} as scoped
     {%- if is_incremental() %}
+    left join sessions_this_run
+        on scoped.session_guid = sessions_this_run.session_guid
     left join days_this_run
         on scoped.retrieval_date = days_this_run.event_date
+    left join changed_users
+        on scoped.user_id = changed_users.user_id
     {%- endif %}
     where
         not scoped.is_synthetic
         and scoped.user_id is not null
-        and scoped.retrieval_date >= (select window_bounds.first_day from window_bounds)
-        and scoped.retrieval_date <= (select window_bounds.last_day from window_bounds)
+    {% if is_incremental() %}
+        and scoped.retrieval_date in (select event_days.event_date from event_days)
+        and scoped.user_id in (select unit_users.user_id from unit_users)
+    {% endif %}
 
 ),
 
@@ -87,9 +140,10 @@ assets as (
         asset_id
     from {{ ref('int_retrieval_assets') }}
     where
-        cast(retrieved_at as date) >= (select window_bounds.first_day from window_bounds)
-        and cast(retrieved_at as date) <= (select window_bounds.last_day from window_bounds)
-        and retrieval_id in (select candidate_retrievals.retrieval_id from candidate_retrievals)
+        retrieval_id in (select candidate_retrievals.retrieval_id from candidate_retrievals)
+    {% if is_incremental() %}
+        and cast(retrieved_at as date) in (select event_days.event_date from event_days)
+    {% endif %}
 
 ),
 
@@ -124,13 +178,14 @@ outcome_actions as (
         actor = 'user'
         and is_outcome_type
         and consumed_asset_id is not null
-        and action_date >= (select window_bounds.first_day from window_bounds)
-        and action_date <= (select window_bounds.last_day from window_bounds)
+    {% if is_incremental() %}
+        and action_date in (select event_days.event_date from event_days)
+    {% endif %}
 
 ),
 
 {# The user of each session with such an outcome (only those sessions'
-    prompts are read, not every prompt of the history). #}
+    prompts are read, not every prompt of the history), when a unit's. #}
 session_users as (
 
     select
@@ -151,6 +206,7 @@ asset_outcomes as (
     from outcome_actions
     inner join session_users
         on outcome_actions.session_guid = session_users.session_guid
+    where session_users.user_id in (select unit_users.user_id from unit_users)
 
 ),
 
