@@ -98,4 +98,4 @@ format: setup
 
 # Keeps the (tracked) warehouse folder itself.
 clean:
-	rm -rf target warehouse/* data/sample logs spark-warehouse metastore_db derby.log
+	rm -rf target warehouse/* data/sample logs spark-warehouse metastore_db derby.log reports exports
