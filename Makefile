@@ -24,7 +24,7 @@ help:
 	@echo "make test-spark  add the spark extra to .venv, then build a sample on DuckDB and local Spark and compare the marts"
 	@echo "make lint   sqlfluff (dbt templater) and ruff only"
 	@echo "make bench  benchmark (not part of make test): writes docs/benchmarks.md"
-	@echo "make clean  remove the warehouse, target/ and the generated sample"
+	@echo "make clean  remove the warehouse, target/, the generated sample and the run's reports/ and exports/"
 
 # setup also creates what a plain `dbt debug` / `dbt build` needs: the
 # warehouse folder and, unless it exists, the bundled sample in data/sample
