@@ -55,9 +55,10 @@ event_days as (
 {%- endif %}
 
 {# The units: in-scope retrievals with >= 1 returned asset of the sessions
-    this run, and those of the changed users on days_this_run. `is_unit` in candidate_retrievals repeats this filter as a column
-    (a join back to this CTE would be moved above the asset fan-out by
-    DuckDB's optimiser): change both together. #}
+    this run, and those of the changed users on days_this_run. `is_unit` in
+    candidate_retrievals repeats this filter as a column (a join back to
+    this CTE would be moved above the asset fan-out by DuckDB's optimiser):
+    change both together. #}
 retrievals as (
 
     select
