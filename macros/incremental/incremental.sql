@@ -535,16 +535,24 @@ days_this_run as (
     {%- if (lookback_days | int) <= 0 -%}
     select event_date from {{ days }} as days_this_run
     {%- else -%}
+    {{ lara_shifted_days(days, range(0, -(lookback_days | int) - 1, -1)) }}
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro lara_shifted_days(days, offsets) -%}
+    {#- select distinct event_date: every event_date of `days` (a relation,
+        CTE or parenthesised subquery with that column) moved by each of
+        `offsets` days (0 keeps the day, -1 the day before, 1 the day after). -#}
     select distinct event_date from (
-        {%- for offset in range((lookback_days | int) + 1) %}
-        select cast({{ dbt.dateadd('day', -offset, 'event_date') }} as date) as event_date
-        from {{ days }} as days_this_run
+        {%- for offset in offsets %}
+        select cast({{ dbt.dateadd('day', offset, 'event_date') }} as date) as event_date
+        from {{ days }} as shifted_from
         {%- if not loop.last %}
         union all
         {%- endif %}
         {%- endfor %}
-    ) as days_with_lookback
-    {%- endif -%}
+    ) as shifted_days
 {%- endmacro %}
 
 

@@ -40,16 +40,7 @@ changed_users as (
 
 event_days as (
 
-    select distinct event_date
-    from (
-        {%- for offset in range(window_days + 1) %}
-        select cast({{ dbt.dateadd('day', offset, 'event_date') }} as date) as event_date
-        from days_this_run
-        {%- if not loop.last %}
-        union all
-        {%- endif %}
-        {%- endfor %}
-    ) as reachable_days
+    {{ lara_shifted_days('days_this_run', range(window_days + 1)) }}
 
 ),
 {%- endif %}
