@@ -859,8 +859,10 @@ READING = """\
   `log_level_file`), since writing every query at debug level cost a run with nothing
   new about 7% (36.3 s against 33.7 s on the bundled sample, two runs each). Since
   the lookback window ends at the newest day of the whole load, a run with nothing new
-  re-reads no old partition; what still grows with the history are the tables
-  recomputed whole on every run (the replay marts, the period totals).
+  re-reads no old partition; what still grows with the history is the period totals
+  of the daily aggregates (`agg_tier3_completion`: distinct prompts and outcome events
+  over every day, which do not add up over days). The replay marts no longer do: they
+  are recomputed only by a run that loads replay rows.
 """
 
 #: issue 15's targets
