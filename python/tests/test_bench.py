@@ -136,6 +136,7 @@ def _day(days: int, day_s: float, full_s: float | None):
         idle_build_s=day_s / 3,
         recomputed={"fct_retrievals": 0.05},
         day_breakdown={"by_type_s": {"model": 10.0}, "models_s": {"fct_retrievals": 3.0}},
+        idle_breakdown={"by_type_s": {"model": 4.0}, "models_s": {"agg_tier3_completion": 1.5}},
     )
 
 
@@ -173,6 +174,11 @@ def test_targets_report_every_target_met_or_missed() -> None:
     assert "not run" in report and "7.5%" in report
     # a run with nothing new (10 s): the day's cost above it is (30 - 10) / 400 = 5.0%
     assert "| 30.0 | 900 | 10.0 | 400.0 | 2,000 | 7.5% | 5.0% | 100.0 |" in report
+    # the run with nothing new keeps its node seconds (where the fixed cost goes)
+    assert (
+        "- 30 days, the run with nothing new, node seconds: model 4.0;"
+        " slowest models: agg_tier3_completion 1.5"
+    ) in report
     assert "fct_retrievals 5.0%" in report
 
 

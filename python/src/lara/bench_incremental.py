@@ -54,6 +54,8 @@ class IncrementalResult:
     recomputed: dict[str, float] = field(default_factory=dict)
     day_breakdown: dict = field(default_factory=dict)
     full_breakdown: dict = field(default_factory=dict)
+    #: node seconds of the run with nothing new (empty in results written before it was kept)
+    idle_breakdown: dict = field(default_factory=dict)
 
     @property
     def events_per_day(self) -> float:
@@ -181,6 +183,7 @@ def bench_incremental(
     recomputed = _recomputed_share(incremental)
     log(f"[bench] incremental {days} days: the day's dbt build {day.seconds:.1f} s")
     idle = dbt(["build"], incremental, "idle")
+    idle_breakdown = dbt_breakdown(root / "target")
     log(f"[bench] incremental {days} days: a run with nothing new {idle.seconds:.1f} s")
     full = None
     if full_build:
@@ -203,6 +206,7 @@ def bench_incremental(
         notes=notes,
         recomputed=recomputed,
         day_breakdown=day_breakdown,
+        idle_breakdown=idle_breakdown,
         full_breakdown=dbt_breakdown(root / "target-full") if full else {},
     )
     shutil.rmtree(root, ignore_errors=True)
@@ -282,6 +286,11 @@ def render_incremental(results: list[IncrementalResult]) -> str:
             lines.append(
                 f"- {r.days} days, the day's node seconds (summed over threads):"
                 f" {_types(r.day_breakdown)}; slowest models: {_models(r.day_breakdown)}"
+            )
+        if r.idle_breakdown:
+            lines.append(
+                f"- {r.days} days, the run with nothing new, node seconds:"
+                f" {_types(r.idle_breakdown)}; slowest models: {_models(r.idle_breakdown)}"
             )
         if r.full_breakdown:
             lines.append(
