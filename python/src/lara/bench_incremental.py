@@ -282,21 +282,16 @@ def render_incremental(results: list[IncrementalResult]) -> str:
                 f"- {r.days} days, rows the day's run rewrote: "
                 + ", ".join(f"{t} {share:.1%}" for t, share in r.recomputed.items())
             )
-        if r.day_breakdown:
-            lines.append(
-                f"- {r.days} days, the day's node seconds (summed over threads):"
-                f" {_types(r.day_breakdown)}; slowest models: {_models(r.day_breakdown)}"
-            )
-        if r.idle_breakdown:
-            lines.append(
-                f"- {r.days} days, the run with nothing new, node seconds:"
-                f" {_types(r.idle_breakdown)}; slowest models: {_models(r.idle_breakdown)}"
-            )
-        if r.full_breakdown:
-            lines.append(
-                f"- {r.days} days, the full build's node seconds: {_types(r.full_breakdown)};"
-                f" slowest models: {_models(r.full_breakdown)}"
-            )
+        for label, breakdown in (
+            ("the day's node seconds (summed over threads)", r.day_breakdown),
+            ("the run with nothing new, node seconds", r.idle_breakdown),
+            ("the full build's node seconds", r.full_breakdown),
+        ):
+            if breakdown:
+                lines.append(
+                    f"- {r.days} days, {label}: {_types(breakdown)};"
+                    f" slowest models: {_models(breakdown)}"
+                )
         if not r.ok:
             lines.append(f"- {r.days} days FAILED: " + " / ".join(r.notes)[:1500])
     return "\n".join(lines) + "\n"
