@@ -149,10 +149,20 @@ delivered as {{ lara_materialized_cte() }} (
 {%- set manifest = lara_run_state_relation('lara_incremental_manifest') -%}
 {#- Rows already loaded from the partitions this run replaces that the
     delivery no longer holds (matched on file, line and content), and
-    tombstones of earlier runs no completed run has reflected yet. -#}
-removed_rows as (
+    tombstones of earlier runs no completed run has reflected yet.
+    Every probe of the model's own history selects a few narrow columns
+    first and reads whole rows only where it matched (usually nowhere): a
+    wide scan of every earlier row would make each run cost the history
+    rather than the day. -#}
+removed_candidates as (
 
-    select existing.*
+    select
+        existing._partition_value,
+        existing._source_file,
+        existing._source_line,
+        existing._row_hash,
+        existing._row_status,
+        existing._dedup_key
     from {{ this }} as existing
     where
         {% if pending is none -%}
@@ -183,8 +193,53 @@ removed_rows as (
 
 ),
 
+removed_rows as (
+
+    select existing.*
+    from {{ this }} as existing
+    where
+        existing._partition_value in (select removed_candidates._partition_value from removed_candidates)
+        and exists (
+            select 1
+            from removed_candidates
+            where
+                removed_candidates._source_file = existing._source_file
+                and removed_candidates._source_line = existing._source_line
+                and removed_candidates._row_hash is not distinct from existing._row_hash
+                and removed_candidates._row_status = existing._row_status
+        )
+
+),
+
 {#- Rows already loaded from other partitions whose key is in this batch, or
-    was the key of a removed row: re-judged together with the batch. -#}
+    was the key of a removed row: re-judged together with the batch. The
+    partitions that hold such rows first (a narrow probe), then the rows. -#}
+{%- set earlier_conditions %}
+        (
+            _dedup_key in (
+                select 'key:' || _record_key from delivered where _failed_check is null
+            )
+            or _dedup_key in (
+                select removed_candidates._dedup_key
+                from removed_candidates
+                where removed_candidates._row_status != 'removed'
+            )
+        )
+        and _row_status != 'removed'
+        and _partition_value not in (select distinct _partition_value from delivered)
+        {%- if pending %}
+        and _partition_value not in {{ lara_sql_in_list(pending) }}
+        {%- endif %}
+{%- endset %}
+earlier_partitions as (
+
+    select distinct _partition_value
+    from {{ this }}
+    where
+        {{- earlier_conditions }}
+
+),
+
 delivered_earlier as (
 
     select
@@ -202,19 +257,8 @@ delivered_earlier as (
         _record_key
     from {{ this }}
     where
-        (
-            _dedup_key in (
-                select 'key:' || _record_key from delivered where _failed_check is null
-            )
-            or _dedup_key in (
-                select removed_rows._dedup_key from removed_rows where removed_rows._row_status != 'removed'
-            )
-        )
-        and _row_status != 'removed'
-        and _partition_value not in (select distinct _partition_value from delivered)
-        {%- if pending %}
-        and _partition_value not in {{ lara_sql_in_list(pending) }}
-        {%- endif %}
+        _partition_value in (select earlier_partitions._partition_value from earlier_partitions)
+        and {{- earlier_conditions }}
 
 ),
 
