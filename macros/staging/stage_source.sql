@@ -183,10 +183,7 @@ removed_candidates as (
                 and not exists (
                     select 1
                     from delivered
-                    where
-                        delivered._source_file = existing._source_file
-                        and delivered._source_line = existing._source_line
-                        and delivered._row_hash is not distinct from existing._row_hash
+                    where {{ lara_same_row_content('delivered', 'existing') }}
                 )
             )
         )
@@ -203,9 +200,7 @@ removed_rows as (
             select 1
             from removed_candidates
             where
-                removed_candidates._source_file = existing._source_file
-                and removed_candidates._source_line = existing._source_line
-                and removed_candidates._row_hash is not distinct from existing._row_hash
+                {{ lara_same_row_content('removed_candidates', 'existing') }}
                 and removed_candidates._row_status = existing._row_status
         )
 
@@ -444,9 +439,7 @@ loaded as (
         from {{ this }}
         where _partition_value in (select distinct _partition_value from judged)
     ) as existing
-        on final._source_file = existing._source_file
-        and final._source_line = existing._source_line
-        and final._row_hash is not distinct from existing._row_hash
+        on {{ lara_same_row_content('final', 'existing') }}
         and final._row_status = existing._row_status
         and final._quarantine_reason is not distinct from existing._quarantine_reason
         {%- else %}
@@ -525,6 +518,15 @@ select * from tombstones
 select * from loaded
 {%- endif %}
 {% endmacro %}
+
+
+{% macro lara_same_row_content(left, right) -%}
+    {#- A join condition: the same raw row (file and line) with the same
+        content (row hash, null-safe) in relations `left` and `right`. -#}
+    {{ left }}._source_file = {{ right }}._source_file
+    and {{ left }}._source_line = {{ right }}._source_line
+    and {{ left }}._row_hash is not distinct from {{ right }}._row_hash
+{%- endmacro %}
 
 
 {% macro lara_delivered_row_json(columns) %}
