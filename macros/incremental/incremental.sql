@@ -445,6 +445,28 @@ sessions_this_run as (
 {%- endmacro %}
 
 
+{% macro lara_in_session_rows_this_run(column='session_guid') -%}
+    {#- lara_in_sessions_this_run for a read of a session-grained model's
+        rows (stamped by lara_stamp_rows on the same session column):
+        `column` is that column, optionally qualified (`alias.session_guid`),
+        and the rows' `_lara_session_date` (same qualifier) must be a date of
+        the sessions this run, or null (a session with no clean prompt or
+        action). The same rows as the session filter alone: a session's date
+        changes only when its prompts or actions do, and then every model
+        recomputes (and restamps) it. The date filter lets the engine skip
+        the other days' data: DuckDB pushes the join's date range into the
+        scan (zone maps), Spark prunes `_lara_session_date` partitions. -#}
+    {%- if is_incremental() -%}
+    {%- set qualifier = column.rsplit('.', 1)[0] ~ '.' if '.' in column else '' -%}
+    {%- set session_date = qualifier ~ '_lara_session_date' -%}
+    ({{ lara_in_sessions_this_run(column) }}
+        and ({{ session_date }} in (select session_date from sessions_this_run) or {{ session_date }} is null))
+    {%- else -%}
+    true
+    {%- endif -%}
+{%- endmacro %}
+
+
 {% macro lara_stamp_rows(cte, session_column='session_guid') %}
     {#- The final select of a session-grained incremental model: the rows of
         `cte` with their bookkeeping columns, `_lara_loaded_at` (this run) and

@@ -30,6 +30,11 @@ completed run drops the tombstone), and quarantine both versions of the
 second. The late file is then rewritten empty: the second prompt is clean
 again and leaves dq_quarantine.
 
+Then a late prompt dated the evening before a session's first prompt
+moves that session to the day before: every session-grained model must
+restamp its rows with the new date (`_lara_session_date`), which is what
+reads by session date (lara_in_session_rows_this_run) rely on.
+
 Then late files bring a new session of a known user, two days after one of
 the user's retrievals, that returns one of its assets again: that earlier
 retrieval becomes re-retrieved, although its day is only a lookback day of
@@ -96,6 +101,7 @@ def late_export(tmp_path_factory):
     late_label = _deliver_late_label(raw, warehouse, root)
     rewritten = _rewrite_without_a_prompt(raw, warehouse, root)
     returned = _return_an_asset_again(raw, warehouse, root)
+    moved = _move_a_session_a_day_earlier(raw, warehouse, root)
 
     # A day-1 retrieval in scope that lineage can credit.
     retrieval_id, session_guid, before_outcomes, before_cross = _query(
@@ -148,6 +154,7 @@ def late_export(tmp_path_factory):
         "late_label": late_label,
         "rewritten": rewritten,
         "returned": returned,
+        "moved": moved,
         "removed_after_next_run": _query(
             warehouse,
             "select _row_status from staging.base_lara__prompts where prompt_id = ?",
@@ -362,6 +369,93 @@ def _return_an_asset_again(raw: Path, warehouse: Path, root: Path) -> dict:
     prompt_file.write_text(json.dumps({**late_prompt, "user_id": "late_other_user"}) + "\n")
     _build(raw, warehouse, root, ["build"])
     return {"user_id": user_id, "returned": returned, "moved": state()}
+
+
+MOVE_DAY = START + dt.timedelta(days=8)
+# Session-grained models with a row per retrieval, prompt or action of the session.
+STAMPED_MODELS = (
+    "intermediate.int_prompts_scoped",
+    "intermediate.int_retrievals_scoped",
+    "intermediate.int_retrieval_assets",
+    "intermediate.int_actions_scoped",
+    "intermediate.int_retrieval_signals",
+    "marts.fct_prompts",
+    "marts.fct_retrievals",
+)
+
+
+def _move_a_session_a_day_earlier(raw: Path, warehouse: Path, root: Path) -> dict:
+    """Land a prompt of a MOVE_DAY session dated 23:30 the day before, in that
+    day's partition; run. Record the session's rows before and after."""
+    session_guid, first_prompt_id = _query(
+        warehouse,
+        "select prompts.session_guid, min(prompts.prompt_id)"
+        " from intermediate.int_prompts_scoped as prompts"
+        " inner join intermediate.int_retrievals_scoped as retrievals"
+        " on prompts.session_guid = retrievals.session_guid"
+        " inner join intermediate.int_actions_scoped as actions"
+        " on prompts.session_guid = actions.session_guid"
+        " where prompts._lara_session_date = ? and not prompts.is_synthetic"
+        " group by prompts.session_guid order by prompts.session_guid limit 1",
+        [MOVE_DAY],
+    )[0]
+    import pyarrow.parquet as pq
+
+    prompt = next(
+        row
+        for path in (raw / "prompts" / f"dt={MOVE_DAY.isoformat()}").glob("*.parquet")
+        for row in pq.read_table(path).to_pylist()
+        if row["prompt_id"] == first_prompt_id
+    )
+    day_before = MOVE_DAY - dt.timedelta(days=1)
+    late_prompt = {
+        **prompt,
+        "prompt_id": "late_early_prompt",
+        "ts": f"{day_before.isoformat()}T23:30:00Z",
+    }
+    (raw / "prompts" / f"dt={day_before.isoformat()}" / "late-early-prompt.jsonl").write_text(
+        json.dumps(late_prompt) + "\n"
+    )
+
+    def rows() -> dict:
+        return {
+            model: _query(
+                warehouse,
+                f"select count(*), list(distinct _lara_session_date) from {model}"
+                " where session_guid = ?",
+                [session_guid],
+            )[0]
+            for model in STAMPED_MODELS
+        }
+
+    before = rows()
+    _build(raw, warehouse, root, ["build"])
+    return {
+        "session_guid": session_guid,
+        "before": before,
+        "after": rows(),
+        "session_date": _query(
+            warehouse,
+            "select session_date from run_state.lara_sessions_this_run where session_guid = ?",
+            [session_guid],
+        ),
+        "day_before": day_before,
+    }
+
+
+def test_a_late_earlier_prompt_moves_its_session_and_every_model_restamps_it(late_export):
+    moved = late_export["moved"]
+    assert moved["session_date"] == [(moved["day_before"],)]
+    for model in STAMPED_MODELS:
+        count_before, dates_before = moved["before"][model]
+        count_after, dates_after = moved["after"][model]
+        assert count_before > 0, model
+        assert dates_before == [MOVE_DAY], (model, dates_before)
+        assert dates_after == [moved["day_before"]], (model, dates_after)
+        # The late prompt adds a row to the prompt models only; every other
+        # row of the session is still there, under its new date.
+        extra = 1 if model in ("intermediate.int_prompts_scoped", "marts.fct_prompts") else 0
+        assert count_after == count_before + extra, (model, count_before, count_after)
 
 
 def test_a_late_return_recomputes_an_earlier_retrieval_of_its_user_only(late_export):

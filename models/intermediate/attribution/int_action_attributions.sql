@@ -28,7 +28,7 @@ with
 direct_sources as (
 
     select * from {{ ref('int_attribution_direct_sources') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -39,7 +39,7 @@ placement_sources as (
         placement_retrieval_id,
         chain_root_method
     from {{ ref('int_attribution_placement_sources') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -49,7 +49,7 @@ document_credits as (
         action_id,
         retrieval_id
     from {{ ref('int_attribution_document_credits') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -59,7 +59,7 @@ temporal_sources as (
         action_id,
         temporal_retrieval_id
     from {{ ref('int_attribution_temporal_sources') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

@@ -33,7 +33,7 @@ actions as (
         has_known_prompt,
         is_synthetic
     from {{ ref('int_actions_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

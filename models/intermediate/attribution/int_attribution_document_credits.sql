@@ -32,7 +32,7 @@ direct_sources as (
         and document_id in (
             select document_id from {{ ref('int_attribution_direct_sources') }}
             where
-                {{ lara_in_sessions_this_run('session_guid') }}
+                {{ lara_in_session_rows_this_run('session_guid') }}
                 and action_type in ('export', 'share', 'download')
         )
     {%- endif %}

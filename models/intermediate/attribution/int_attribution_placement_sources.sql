@@ -37,7 +37,7 @@ document_actions as (
     {%- if is_incremental() %}
         and document_id in (
             select document_id from {{ ref('int_attribution_direct_sources') }}
-            where {{ lara_in_sessions_this_run('session_guid') }}
+            where {{ lara_in_session_rows_this_run('session_guid') }}
         )
     {%- endif %}
 

@@ -23,7 +23,7 @@ actions_with_assets as (
         consumed_asset_id,
         acted_at
     from {{ ref('int_actions_scoped') }}
-    where consumed_asset_id is not null and {{ lara_in_sessions_this_run('session_guid') }}
+    where consumed_asset_id is not null and {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -51,7 +51,7 @@ session_assets as (
         on
             retrieval_assets.session_guid = consumed_assets.session_guid
             and retrieval_assets.asset_id = consumed_assets.consumed_asset_id
-    where {{ lara_in_sessions_this_run('retrieval_assets.session_guid') }}
+    where {{ lara_in_session_rows_this_run('retrieval_assets.session_guid') }}
 
 ),
 

@@ -18,7 +18,7 @@ with
 prompts as (
 
     select * from {{ ref('int_prompts_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

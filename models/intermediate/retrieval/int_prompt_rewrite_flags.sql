@@ -33,7 +33,7 @@ prompt_sequences as (
         next_prompt_id,
         is_rewritten
     from {{ ref('int_prompt_sequences') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

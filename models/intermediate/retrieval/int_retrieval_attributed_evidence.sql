@@ -35,7 +35,7 @@ retrievals as (
         retrieval_id,
         session_guid
     from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

@@ -33,7 +33,7 @@ retrievals as (
         retrieval_id,
         session_guid
     from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -99,7 +99,7 @@ session_user_actions as (
         and actions.consumed_asset_id is not null
         and not actions.is_synthetic
         and lineage_synthetic_actions.action_id is null
-        and {{ lara_in_sessions_this_run('actions.session_guid') }}
+        and {{ lara_in_session_rows_this_run('actions.session_guid') }}
 
 ),
 

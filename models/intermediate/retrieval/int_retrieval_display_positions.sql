@@ -18,7 +18,7 @@ retrievals as (
         session_guid,
         displayed_asset_ids
     from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

@@ -31,7 +31,7 @@ use_evidence as (
         first_use_evidence_at,
         has_user_asset_edit
     from {{ ref('int_retrieval_attributed_evidence') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -45,7 +45,7 @@ prompt_rewrites as (
     from {{ ref('int_prompt_rewrite_flags') }}
     -- Synthetic scope is per prompt (metrics.md v2): a synthetic probe is
     -- never the session's next prompt.
-    where not is_synthetic and {{ lara_in_sessions_this_run('session_guid') }}
+    where not is_synthetic and {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

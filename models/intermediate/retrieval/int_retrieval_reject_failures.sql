@@ -31,7 +31,7 @@ retrievals as (
         session_guid,
         retrieved_at
     from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -64,7 +64,7 @@ user_rejects as (
         and actor = 'user'
         and action_type = 'reject_result'
         and prompt_id is not null
-        and {{ lara_in_sessions_this_run('session_guid') }}
+        and {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

@@ -18,7 +18,7 @@ retrievals as (
         retrieval_id,
         session_guid
     from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -29,7 +29,7 @@ retrieval_assets as (
         asset_id,
         asset_rank
     from {{ ref('int_retrieval_assets') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

@@ -38,7 +38,7 @@ retrievals as (
         retrieved_at,
         is_synthetic
     from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -48,7 +48,7 @@ use_evidence as (
         retrieval_id,
         first_use_evidence_at
     from {{ ref('int_retrieval_attributed_evidence') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -58,7 +58,7 @@ prompt_rewrites as (
         prompt_id,
         is_rewrite
     from {{ ref('int_prompt_rewrite_flags') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

@@ -37,49 +37,49 @@ retrievals as (
         is_synthetic,
         is_in_tier_scope
     from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
 attributed_evidence as (
 
     select * from {{ ref('int_retrieval_attributed_evidence') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
 reject_failures as (
 
     select * from {{ ref('int_retrieval_reject_failures') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
 research_failures as (
 
     select * from {{ ref('int_retrieval_research_failures') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
 substitution_failures as (
 
     select * from {{ ref('int_retrieval_substitution_failures') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
 consumption_confirmations as (
 
     select * from {{ ref('int_retrieval_consumption_confirmations') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
 downstream_corrections as (
 
     select * from {{ ref('int_retrieval_downstream_corrections') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

@@ -29,7 +29,7 @@ retrievals as (
         retrieval_role,
         retrieved_at
     from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -47,7 +47,7 @@ agent_asset_uses as (
         and action_type in ('place', 'edit')
         and consumed_asset_id is not null
         and prompt_id is not null
-        and {{ lara_in_sessions_this_run('session_guid') }}
+        and {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -57,7 +57,7 @@ retrieval_assets as (
         retrieval_id,
         asset_id
     from {{ ref('int_retrieval_assets') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

@@ -15,14 +15,14 @@ with
 prompt_sequences as (
 
     select * from {{ ref('int_prompt_sequences') }}
-    where not is_synthetic and {{ lara_in_sessions_this_run('session_guid') }}
+    where not is_synthetic and {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
 user_actions as (
 
     select * from {{ ref('int_actions_scoped') }}
-    where actor = 'user' and not is_synthetic and {{ lara_in_sessions_this_run('session_guid') }}
+    where actor = 'user' and not is_synthetic and {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

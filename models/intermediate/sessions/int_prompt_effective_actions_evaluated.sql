@@ -15,14 +15,14 @@ with
 prompts as (
 
     select * from {{ ref('int_prompts_scoped') }}
-    where not is_synthetic and is_assistant_surface and {{ lara_in_sessions_this_run('session_guid') }}
+    where not is_synthetic and is_assistant_surface and {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
 windowed_actions as (
 
     select * from {{ ref('int_prompt_actions_windowed') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

@@ -16,21 +16,21 @@ with
 prompts as {{ lara_inline_cte() }} (
 
     select * from {{ ref('int_prompts_scoped') }}
-    where is_synthetic = false and {{ lara_in_sessions_this_run('session_guid') }}
+    where is_synthetic = false and {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
 prompt_sequences as (
 
     select * from {{ ref('int_prompt_sequences') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
 retrievals as (
 
     select * from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -47,7 +47,7 @@ goal_labels as (
 retrieval_signals as (
 
     select * from {{ ref('int_retrieval_signals') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

@@ -12,7 +12,7 @@ with
 sessions as (
 
     select * from {{ ref('int_sessions_summarised') }}
-    where not is_synthetic and {{ lara_in_sessions_this_run('session_guid') }}
+    where not is_synthetic and {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 

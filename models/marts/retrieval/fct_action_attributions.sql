@@ -13,7 +13,7 @@ with
 attributions as (
 
     select * from {{ ref('int_action_attributions') }}
-    where not is_synthetic and {{ lara_in_sessions_this_run('action_session_guid') }}
+    where not is_synthetic and {{ lara_in_session_rows_this_run('action_session_guid') }}
 
 ),
 

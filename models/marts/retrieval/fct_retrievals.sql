@@ -17,7 +17,7 @@ retrievals as (
         other filter a fixed 20%. With 20% it made this CTE the build side of
         all four joins, nested, and ran out of memory at 20M events. #}
     select * from {{ ref('int_retrievals_scoped') }}
-    where is_synthetic = false and {{ lara_in_sessions_this_run('session_guid') }}
+    where is_synthetic = false and {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -25,7 +25,7 @@ prompts as (
 
     select prompt_id
     from {{ ref('int_prompts_scoped') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
@@ -51,7 +51,7 @@ relevance as (
 signals as (
 
     select * from {{ ref('int_retrieval_signals') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_this_run('session_guid') }}
 
 ),
 
