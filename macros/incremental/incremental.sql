@@ -53,7 +53,7 @@
         partitions (Spark), failing on a schema change. With `key` (a unique
         column, config lara_recompute_key), the model also recomputes rows
         of other sessions (fct_retrieval_reretrievals: the retrievals of
-        lara_users_this_run), and the strategy replaces those rows too,
+        lara_users_this_run's users on their days), and the strategy replaces those rows too,
         matched on `key`. Called first thing in the model, in place of a
         config block. -#}
     {%- set settings = {
@@ -562,13 +562,18 @@ days_this_run as (
 {%- endmacro %}
 
 
-{% macro lara_shifted_days(days, offsets) -%}
+{% macro lara_shifted_days(days, offsets, columns=[]) -%}
     {#- select distinct event_date: every event_date of `days` (a relation,
         CTE or parenthesised subquery with that column) moved by each of
-        `offsets` days (0 keeps the day, -1 the day before, 1 the day after). -#}
-    select distinct event_date from (
+        `offsets` days (0 keeps the day, -1 the day before, 1 the day after),
+        with `columns` of `days` carried (distinct per their values). -#}
+    select distinct {% for column in columns %}{{ column }}, {% endfor %}event_date from (
         {%- for offset in offsets %}
-        select cast({{ dbt.dateadd('day', offset, 'event_date') }} as date) as event_date
+        select
+            {%- for column in columns %}
+            shifted_from.{{ column }},
+            {%- endfor %}
+            cast({{ dbt.dateadd('day', offset, 'shifted_from.event_date') }} as date) as event_date
         from {{ days }} as shifted_from
         {%- if not loop.last %}
         union all

@@ -7,12 +7,13 @@
 
     A retrieval's row depends on its user's next N days (N = the window), so
     an incremental run recomputes the retrievals of the sessions this run
-    (lara_sessions_this_run) and, on the days of lara_days_this_run and the
-    N days before each, those of the users whose events may have changed
-    (lara_users_this_run): no other row can change. The strategy
-    lara_replace_sessions replaces the rows of those sessions and, by
-    retrieval_id (config lara_recompute_key), the others recomputed. A run
-    reads only those users' events, from each such day to N days after it. -#}
+    (lara_sessions_this_run) and, for each user whose events may have
+    changed and each day they may have changed on (lara_users_this_run),
+    that user's retrievals of the day and of the N days before it: no other
+    row can change. The strategy lara_replace_sessions replaces the rows of
+    those sessions and, by retrieval_id (config lara_recompute_key), the
+    others recomputed. A run reads only those users' events, from each such
+    day to N days after it. -#}
 {%- set window_days = var('reretrieval_window_days') | int -%}
 {{ lara_session_grained_config(partition_column='retrieval_date', key='retrieval_id') }}
 
@@ -24,53 +25,67 @@ with
 
 {%- if is_incremental() %}
 
-{# On an incremental run: the sessions this run recomputes, the days of
-    lara_days_this_run with the N days before each (days_this_run), the
-    users whose rows may change on those days, and the days whose events a
-    unit of those days can reach (its day and the N after it). #}
+{# On an incremental run: the sessions this run recomputes with the days
+    of their rows (days_this_run), the (user, day) pairs whose units may
+    change (changed_user_days: each day of lara_users_this_run and the N
+    days before it), and the days whose events a unit can reach (its day
+    and the N after it). #}
 {{ lara_sessions_this_run_cte() }}
 
-{{ lara_days_this_run_cte(lookback_days=window_days) }}
+{{ lara_days_this_run_cte() }}
 
-changed_users as (
+changed_user_days as (
 
-    select user_id from {{ ref('lara_users_this_run') }}
+    {{ lara_shifted_days(ref('lara_users_this_run'), range(0, -window_days - 1, -1), columns=['user_id']) }}
+
+),
+
+unit_days as (
+
+    select event_date from days_this_run
+    union
+    select event_date from changed_user_days
 
 ),
 
 event_days as (
 
-    {{ lara_shifted_days('days_this_run', range(window_days + 1)) }}
+    {{ lara_shifted_days('unit_days', range(window_days + 1)) }}
 
 ),
 {%- endif %}
 
 {# The units: in-scope retrievals with >= 1 returned asset of the sessions
-    this run, and those of the changed users on days_this_run. `is_unit` in
+    this run, and those of a changed user on one of its changed_user_days
+    (distinct pairs: the left join adds no row). `is_unit` in
     candidate_retrievals repeats this filter as a column (a join back to
     this CTE would be moved above the asset fan-out by DuckDB's optimiser):
     change both together. #}
 retrievals as (
 
     select
-        retrieval_id,
-        session_guid,
-        user_id,
-        surface,
-        retrieval_role,
-        retrieved_at,
-        retrieval_date
-    from {{ ref('int_retrievals_scoped') }}
+        scoped.retrieval_id,
+        scoped.session_guid,
+        scoped.user_id,
+        scoped.surface,
+        scoped.retrieval_role,
+        scoped.retrieved_at,
+        scoped.retrieval_date
+    from {{ ref('int_retrievals_scoped') }} as scoped
+    {%- if is_incremental() %}
+    left join changed_user_days
+        on
+            scoped.user_id = changed_user_days.user_id
+            and scoped.retrieval_date = changed_user_days.event_date
+    {%- endif %}
     where
-        is_in_tier_scope
-        and not is_empty
+        scoped.is_in_tier_scope
+        and not scoped.is_empty
     {% if is_incremental() %}
+        and scoped.retrieval_date in (select unit_days.event_date from unit_days)
         and (
-            session_guid in (select sessions_this_run.session_guid from sessions_this_run)
-            or (
-                retrieval_date in (select days_this_run.event_date from days_this_run)
-                and user_id in (select changed_users.user_id from changed_users)
-            )
+            scoped.session_guid in (select sessions_this_run.session_guid from sessions_this_run)
+            or changed_user_days.user_id is not null
         )
     {% endif %}
 
@@ -103,17 +118,17 @@ candidate_retrievals as {{ lara_inline_cte() }} (
         {%- if is_incremental() %}
         and (
             sessions_this_run.session_guid is not null
-            or (days_this_run.event_date is not null and changed_users.user_id is not null)
+            or changed_user_days.user_id is not null
         )
         {%- endif %} as is_unit
     from {{ ref('int_retrievals_scoped') }} as scoped
     {%- if is_incremental() %}
     left join sessions_this_run
         on scoped.session_guid = sessions_this_run.session_guid
-    left join days_this_run
-        on scoped.retrieval_date = days_this_run.event_date
-    left join changed_users
-        on scoped.user_id = changed_users.user_id
+    left join changed_user_days
+        on
+            scoped.user_id = changed_user_days.user_id
+            and scoped.retrieval_date = changed_user_days.event_date
     {%- endif %}
     where
         not scoped.is_synthetic
