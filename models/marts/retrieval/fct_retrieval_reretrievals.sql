@@ -105,9 +105,13 @@ unit_users as (
     days a unit reaches, flagged when it is one of this run's units (the
     filter of `retrievals` as a column, so the timeline below carries the
     unit's id and no join back to the units is needed). Read twice (the
-    `assets` filter and `returns`): inlined, not held in memory
-    (lara_inline_cte). #}
-candidate_retrievals as {{ lara_inline_cte() }} (
+    `assets` filter and `returns`). On a full build it holds every
+    retrieval: inlined, not held in memory (lara_inline_cte). On an
+    incremental run it is small and computed once (lara_materialized_cte):
+    inlined, DuckDB (misjudging the rows the filters above leave) joined
+    the (user, day) pairs after the asset fan-out, building its hash table
+    on the fanned-out side, and ran out of its 3 GB at 200k events a day. #}
+candidate_retrievals as {{ lara_materialized_cte() if is_incremental() else lara_inline_cte() }} (
 
     select
         scoped.retrieval_id,
