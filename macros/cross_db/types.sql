@@ -139,3 +139,18 @@
 {% macro spark__lara_days_between(start_date, end_date) -%}
     datediff({{ end_date }}, {{ start_date }})
 {%- endmacro %}
+
+
+{#- lara_add_days(date, days): the date `days` (an integer expression,
+    negative goes back) days later, as a date. -#}
+{% macro lara_add_days(date, days) %}
+    {{ return(adapter.dispatch('lara_add_days', 'lara')(date, days)) }}
+{% endmacro %}
+
+{% macro default__lara_add_days(date, days) -%}
+    cast({{ date }} + cast({{ days }} as integer) as date)
+{%- endmacro %}
+
+{% macro spark__lara_add_days(date, days) -%}
+    date_add({{ date }}, cast({{ days }} as int))
+{%- endmacro %}

@@ -563,23 +563,30 @@ days_this_run as (
 
 
 {% macro lara_shifted_days(days, offsets, columns=[]) -%}
-    {#- select distinct event_date: every event_date of `days` (a relation,
-        CTE or parenthesised subquery with that column) moved by each of
-        `offsets` days (0 keeps the day, -1 the day before, 1 the day after),
-        with `columns` of `days` carried (distinct per their values). -#}
-    select distinct {% for column in columns %}{{ column }}, {% endfor %}event_date from (
+    {#- select distinct [columns..., ]event_date: every event_date of `days`
+        (a relation, CTE or parenthesised subquery with that column) moved
+        by each of `offsets` days (0 keeps the day, -1 the day before, 1 the
+        day after), with `columns` of `days` carried (distinct per their
+        values). One read of `days`, crossed with the offsets as constant
+        rows: a union of one read per offset made Spark plan and run `days`
+        (often itself a CTE) once per offset, at every place it is read. -#}
+    {%- if offsets | length == 0 -%}
+        {{ exceptions.raise_compiler_error('lara_shifted_days: no offsets') }}
+    {%- endif %}
+    select distinct
+        {%- for column in columns %}
+        shifted_from.{{ column }},
+        {%- endfor %}
+        {{ lara_add_days('shifted_from.event_date', 'shift_by.offset_days') }} as event_date
+    from {{ days }} as shifted_from
+    cross join (
         {%- for offset in offsets %}
-        select
-            {%- for column in columns %}
-            shifted_from.{{ column }},
-            {%- endfor %}
-            cast({{ dbt.dateadd('day', offset, 'shifted_from.event_date') }} as date) as event_date
-        from {{ days }} as shifted_from
+        select {{ offset | int }} as offset_days
         {%- if not loop.last %}
         union all
         {%- endif %}
         {%- endfor %}
-    ) as shifted_days
+    ) as shift_by
 {%- endmacro %}
 
 

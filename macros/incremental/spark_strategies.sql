@@ -24,7 +24,9 @@
         nothing is written.
 
     The first three first write the new rows to `<model>__lara_batch` (the query dbt
-    builds reads the model's own table), drops emptied partitions, then
+    builds reads the model's own table; lara_replace_sessions writes the
+    model's rows to `<model>__lara_new` first, so its query runs once), drop
+    emptied partitions, then
     `insert overwrite` from the batch; the statement dbt runs last drops
     the batch table.
 
@@ -132,6 +134,12 @@
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | join(', ') -%}
     {%- do run_query('drop table if exists ' ~ batch) -%}
     {%- if mode == 'sessions' -%}
+        {#- The model's rows are written once to `<model>__lara_new` and read
+            from there: `source` is a temporary view, and each of the three
+            reads below would plan and run the model's whole query again. -#}
+        {%- set new_rows = target.incorporate(path={'identifier': target.identifier ~ '__lara_new'}) -%}
+        {%- do run_query('drop table if exists ' ~ new_rows) -%}
+        {%- do run_query('create table ' ~ new_rows ~ ' using parquet as select ' ~ columns ~ ' from ' ~ source) -%}
         {%- set session_column = config.get('lara_session_column', 'session_guid') -%}
         {%- set sessions = '(' ~ lara_sessions_this_run_select() ~ ') as recomputed' -%}
         {%- set day = lara_null_safe_date(partition_column) -%}
@@ -139,15 +147,16 @@
             select distinct {{ day }} as lara_day from {{ target }}
             where {{ session_column }} in (select session_guid from {{ sessions }})
             union
-            select distinct {{ day }} from {{ source }}
+            select distinct {{ day }} from {{ new_rows }}
         {%- endset -%}
         {%- do run_query('create table ' ~ batch ~ ' using parquet as'
-            ~ ' select ' ~ columns ~ ' from ' ~ source
+            ~ ' select ' ~ columns ~ ' from ' ~ new_rows
             ~ ' union all select ' ~ columns ~ ' from ' ~ target
             ~ ' where ' ~ day ~ ' in (' ~ rewritten_days ~ ')'
             ~ ' and not ' ~ session_column ~ ' in (select session_guid from ' ~ sessions ~ ')'
-            ~ lara_spark_not_recomputed(source)) -%}
+            ~ lara_spark_not_recomputed(new_rows)) -%}
         {%- set emptied = lara_spark_emptied_days(target, batch, partition_column, rewritten_days) -%}
+        {%- do run_query('drop table if exists ' ~ new_rows) -%}
     {%- elif mode == 'days' -%}
         {%- set rewritten_days = lara_days_this_run_select(config.get('lara_day_lookback', 0)) -%}
         {%- do run_query('create table ' ~ batch ~ ' using parquet as select ' ~ columns ~ ' from ' ~ source) -%}
@@ -173,7 +182,7 @@
 {% macro lara_spark_not_recomputed(source) -%}
     {#- A condition appended to the carried rows of mode sessions: with config
         lara_recompute_key, leave out the rows whose key the model recomputed
-        (they are in `source`); empty otherwise. -#}
+        (they are in `source`, the table of its new rows); empty otherwise. -#}
     {%- set key = config.get('lara_recompute_key') -%}
     {%- if key -%}
     {{ ' and not ' ~ key ~ ' in (select ' ~ key ~ ' from ' ~ source ~ ' where ' ~ key ~ ' is not null)' }}
