@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import time
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -155,9 +156,13 @@ def engines(tmp_path_factory):
     )
     for batch in rest:
         land(batch, landing)
-    # No lookback: the first day is then not pending in the second run.
+    # No lookback: the first day is then not pending in the second run. Its
+    # file log holds the SQL (debug) for test_spark_models_run_their_query_once.
     seconds["spark"], incremental_log = _build(
-        root, landing, "spark", extra=("--vars", '{"lara_lookback_days": 0}')
+        root,
+        landing,
+        "spark",
+        extra=("--vars", '{"lara_lookback_days": 0}', "--log-level-file", "debug"),
     )
     # Source freshness on both engines (Spark's own loaded_at_field), before
     # this process opens the Spark metastore.
@@ -375,6 +380,24 @@ def test_spark_incremental_run_read_only_pending_partitions(engines):
     # The session-grained facts are partitioned by session day on Spark.
     partitions = spark.query_df("show partitions marts.fct_retrievals")
     assert len(partitions) >= 3, partitions
+
+
+def test_spark_models_run_their_query_once(engines):
+    """On Spark, dbt puts an incremental model's query in a temporary view
+    (`<model>__dbt_tmp`) and every statement that reads the view plans and
+    runs the whole query again. Each strategy reads it at most once
+    (lara_replace_sessions writes it to `<model>__lara_new` first; reading
+    it three times made the incremental build of this sample stall in
+    fct_retrieval_reretrievals). Read off the SQL in the incremental
+    build's debug file log."""
+    log = (engines["root"] / "logs-spark" / "dbt.log").read_text()
+    log = log[log.rindex("Running with dbt=") :]
+    views = Counter(re.findall(r"create or replace temporary view (\w+)__dbt_tmp\b", log))
+    reads = Counter(re.findall(r"\bfrom\s+(\w+)__dbt_tmp\b", log))
+    assert views["fct_retrieval_reretrievals"] == 1, sorted(views)
+    assert reads["fct_retrieval_reretrievals"] == 1, reads
+    assert "base_lara__prompts" in views, sorted(views)
+    assert {model: count for model, count in reads.items() if count > views[model]} == {}
 
 
 def test_view_column_comments_fit_the_hive_metastore(engines):
