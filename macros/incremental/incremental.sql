@@ -601,27 +601,6 @@ days_this_run as (
 {%- endmacro %}
 
 
-{% macro lara_period_rows(relation, day_column) %}
-    {#- The rows a daily aggregate with period totals groups: every row of
-        `relation` once for its day (on incremental runs only the days this
-        run recomputes) and once for the period total, with
-        `is_period_total` and `reporting_date` (the day, null in the period
-        copy). Group by `is_period_total, reporting_date, ...`. -#}
-    select
-        {{ relation }}.*,
-        false as is_period_total,
-        {{ day_column }} as reporting_date
-    from {{ relation }}
-    where {{ lara_in_days_this_run(day_column) }}
-    union all
-    select
-        {{ relation }}.*,
-        true as is_period_total,
-        cast(null as date) as reporting_date
-    from {{ relation }}
-{% endmacro %}
-
-
 {% macro get_incremental_lara_replace_days_sql(arg_dict) %}
     {%- set target = arg_dict['target_relation'] -%}
     {%- set column = config.require('lara_day_column') -%}

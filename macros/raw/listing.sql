@@ -43,12 +43,6 @@
 {% endmacro %}
 
 
-{% macro lara_partition_of(path) %}
-    {#- The dt= value of a raw file's partition folder. -#}
-    {{ return(path.split('/')[-2][3:] if '/dt=' in path else '') }}
-{% endmacro %}
-
-
 {% macro lara_accepted_parquet_types(lara_type) %}
     {#- DuckDB types a Parquet file may give a required column of each
         contract type (other columns may have any type: read as text). -#}
