@@ -135,8 +135,9 @@
     {%- do run_query('drop table if exists ' ~ batch) -%}
     {%- if mode == 'sessions' -%}
         {#- The model's rows are written once to `<model>__lara_new` and read
-            from there: `source` is a temporary view, and each of the three
-            reads below would plan and run the model's whole query again. -#}
+            from there: `source` is a temporary view, and each of the four
+            reads below (the rows, their days in the batch and in the emptied
+            days, their keys) would plan and run the model's whole query again. -#}
         {%- set new_rows = target.incorporate(path={'identifier': target.identifier ~ '__lara_new'}) -%}
         {%- do run_query('drop table if exists ' ~ new_rows) -%}
         {%- do run_query('create table ' ~ new_rows ~ ' using parquet as select ' ~ columns ~ ' from ' ~ source) -%}

@@ -387,7 +387,7 @@ def test_spark_models_run_their_query_once(engines):
     (`<model>__dbt_tmp`) and every statement that reads the view plans and
     runs the whole query again. Each strategy reads it at most once
     (lara_replace_sessions writes it to `<model>__lara_new` first; reading
-    it three times made the incremental build of this sample stall in
+    it four times made the incremental build of this sample stall in
     fct_retrieval_reretrievals). Read off the SQL in the incremental
     build's debug file log."""
     log = (engines["root"] / "logs-spark" / "dbt.log").read_text()
