@@ -6,10 +6,17 @@ and one dbt node each), with one scan per model. On a copy of the clean
 sample's warehouse with faults planted (nulls in two of `fct_retrievals`'
 listed columns; rows of `fct_prompts` breaking one rule, or two), each test
 must fail with exactly what was planted, and pass on the untouched warehouse.
+
+Data tests are sized to the run (macros/tests/where_subquery.sql): with a
+fault planted in rows an earlier build wrote, a `dbt build` with nothing new
+(which writes none of the model's rows) passes without reading them, and
+`dbt test` (which checks the model's newest load) fails.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 
 import duckdb
@@ -143,3 +150,58 @@ def test_expressions_are_true_names_the_rules_each_row_breaks(clean_sample, tmp_
         two_rules: f"{rewritten}, {missed}",
         other_rule: misrouted,
     }
+
+
+def test_a_build_tests_only_the_rows_it_wrote(clean_sample, tmp_path):
+    warehouse = tmp_path / "lara.duckdb"
+    shutil.copy(clean_sample.warehouse, warehouse)
+    with duckdb.connect(str(warehouse)) as con:
+        loaded_at, retrieval_id = con.execute(
+            "select max(_lara_loaded_at), min(retrieval_id) from marts.fct_retrievals"
+        ).fetchone()
+        con.execute(
+            "update marts.fct_retrievals set surface = null where retrieval_id = ?", [retrieval_id]
+        )
+    env = {"DBT_TARGET_PATH": str(tmp_path / "target"), "DBT_LOG_PATH": str(tmp_path / "logs")}
+
+    # A build with nothing new (of the mart's lineage: the aggregates after it
+    # would read the planted null): fct_retrievals writes no row, and its tests
+    # read only the rows stamped with this build's start.
+    built = run_dbt(
+        ["build", "--select", "+fct_retrievals"],
+        clean_sample.raw_path,
+        warehouse,
+        extra_env=env,
+        capture=True,
+    )
+    log = built.stdout + built.stderr
+    assert built.returncode == 0, log[-3000:]
+    assert re.search(r"PASS not_null_columns_fct_retrievals_", log), log[-3000:]
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        assert con.execute("select max(_lara_loaded_at) from marts.fct_retrievals").fetchone() == (
+            loaded_at,
+        )
+        (run_started_at,) = con.execute(
+            "select run_started_at from run_state.lara_run_limits"
+        ).fetchone()
+    assert run_started_at > loaded_at
+    results = json.loads((tmp_path / "target" / "run_results.json").read_text())["results"]
+    (compiled,) = [
+        result["compiled_code"]
+        for result in results
+        if result["unique_id"].startswith("test.lara.not_null_columns_fct_retrievals_")
+    ]
+    predicate = f"_lara_loaded_at >= cast('{run_started_at:%Y-%m-%d %H:%M:%S.%f}' as timestamp)"
+    assert predicate in compiled, compiled
+
+    # `dbt test` after the runs checks the model's newest load, which holds the fault.
+    tested = run_dbt(
+        ["test", "--select", "test_name:not_null_columns,fct_retrievals"],
+        clean_sample.raw_path,
+        warehouse,
+        extra_env=env,
+        capture=True,
+    )
+    log = tested.stdout + tested.stderr
+    assert tested.returncode != 0, log[-3000:]
+    assert "Got 1 result" in log, log[-3000:]
