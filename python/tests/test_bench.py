@@ -102,7 +102,14 @@ def test_sizes_and_report(clean_sample) -> None:
     assert "pytrec_eval" in report
 
 
-def _size(events: int, build_s: float, reference_s: float, lineage_s: float, rss: float):
+def _size(
+    events: int,
+    build_s: float,
+    reference_s: float,
+    lineage_s: float,
+    rss: float,
+    lineage_build_s: float | None = None,
+):
     return bench.SizeResult(
         events,
         events // 10,
@@ -116,7 +123,9 @@ def _size(events: int, build_s: float, reference_s: float, lineage_s: float, rss
             "fct_retrievals_lineage_models_s": lineage_s,
             "by_type_s": {"model": lineage_s * 1.5, "test": 10.0},
             "models_s": {"fct_retrievals": lineage_s / 3, "int_retrieval_signals": 2.0},
+            "slowest_models_s": {"fct_retrievals": lineage_s / 3},
         },
+        lineage_build_s=lineage_build_s,
     )
 
 
@@ -253,3 +262,24 @@ def test_the_one_day_run_delivers_every_table_of_the_last_day_only():
     assert raw / "replay_documents" / "dt=all" / "part-0.parquet" in history
     assert all(p.parent.name < "dt=2026-08-03" for p in history if p.parts[1] != "replay_documents")
     assert sorted(history + day + later) == sorted(files)
+
+
+def test_the_lineage_target_uses_the_lineage_built_alone() -> None:
+    """The lineage target compares the wall time of the lineage built on its own with the
+    reference's; results without that measurement fall back to the summed node seconds,
+    and say so."""
+    results = [
+        _size(5_000_000, 200.0, 40.0, 120.0, 3000.0, lineage_build_s=100.0),
+        _size(20_000_000, 700.0, 180.0, 300.0, 3500.0),
+    ]
+    text = "\n".join(bench._targets(results, []))
+    lineage = [line for line in text.splitlines() if "lineage within 2x" in line]
+    assert len(lineage) == 2, text
+    assert "| 100.0 s (built alone) / 40.0 s = 2.50x | **no** (1.25x the target) |" in lineage[0]
+    assert (
+        "300.0 s (node seconds summed in the full build) / 180.0 s = 1.67x | yes |" in (lineage[1])
+    )
+    report = bench.render_report(bench.machine_info(), results, None, "3GB", 2, [])
+    assert "models in fct_retrievals' lineage 120.0 (3.0x the reference; built alone 100.0 s" in (
+        report
+    )

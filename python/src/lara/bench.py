@@ -72,6 +72,9 @@ class SizeResult:
     agreement: dict = field(default_factory=dict)
     dbt_breakdown: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # Wall seconds of `dbt build` of fct_retrievals' lineage alone (models and seeds, no
+    # tests) into a fresh warehouse: the like-for-like figure against the reference.
+    lineage_build_s: float | None = None
 
     @property
     def generator_events_per_s(self) -> float:
@@ -379,6 +382,13 @@ def bench_size(
     result.dbt_breakdown = dbt_breakdown(work / "target")
     result.dbt_peak_rss_mib = built.max_rss_kib / 1024
     log(f"[bench]   dbt build {built.seconds:.1f} s, peak RSS {built.max_rss_kib / 1024:.0f} MiB")
+    if built.returncode == 0:
+        try:
+            result.lineage_build_s = build_lineage(work, raw, target_events, memory_limit, threads)
+            log(f"[bench]   fct_retrievals' lineage alone {result.lineage_build_s:.1f} s")
+        except RuntimeError as error:
+            result.notes.append(f"lineage build failed: {error}"[:1500])
+            log(str(error))
 
     ref_cmd = [
         sys.executable,
@@ -407,6 +417,50 @@ def bench_size(
         for tmp in work.glob("*.duckdb.tmp"):
             shutil.rmtree(tmp, ignore_errors=True)
     return result
+
+
+def build_lineage(
+    work: Path, raw: Path, target_events: int, memory_limit: str, threads: int
+) -> float:
+    """Wall seconds of `dbt build --select +fct_retrievals` (models and seeds only: no
+    data or unit tests) into a fresh warehouse of its own: what the models in
+    fct_retrievals' lineage cost on their own, as the reference computes that mart alone.
+    The sum of their node seconds in the full build counts time spent side by side on two
+    threads twice. Raises RuntimeError when the build fails."""
+    warehouse = work / f"lineage_{target_events}.duckdb"
+    warehouse.unlink(missing_ok=True)
+    env = dbt_env(
+        raw,
+        warehouse,
+        {
+            "DBT_TARGET_PATH": str(work / "target-lineage"),
+            "DBT_LOG_PATH": str(work / "logs-lineage"),
+            "LARA_DUCKDB_MEMORY_LIMIT": memory_limit,
+            "LARA_THREADS": str(threads),
+        },
+    )
+    command = [
+        dbt_executable(),
+        "build",
+        "--select",
+        "+fct_retrievals",
+        "--resource-type",
+        "model",
+        "--resource-type",
+        "seed",
+        "--project-dir",
+        str(project_dir()),
+    ]
+    try:
+        lineage = measure(command, env=env, cwd=project_dir())
+        if lineage.returncode != 0:
+            raise RuntimeError(
+                "dbt build of fct_retrievals' lineage failed:\n" + lineage.output[-3000:]
+            )
+        return lineage.seconds
+    finally:
+        warehouse.unlink(missing_ok=True)
+        shutil.rmtree(work / f"lineage_{target_events}.duckdb.tmp", ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- IR metrics
@@ -738,8 +792,14 @@ def render_report(
                 f"- {r.events:,} events, dbt node seconds (summed over threads): {types};"
                 f" models in fct_retrievals' lineage {b['fct_retrievals_lineage_models_s']:.1f}"
                 f" ({b['fct_retrievals_lineage_models_s'] / (r.reference_s or float('nan')):.1f}x"
-                " the reference);"
-                f" slowest models: {slow}"
+                " the reference"
+                + (
+                    f"; built alone {r.lineage_build_s:.1f} s wall,"
+                    f" {r.lineage_build_s / (r.reference_s or float('nan')):.1f}x"
+                    if r.lineage_build_s is not None
+                    else ""
+                )
+                + f"); slowest models: {slow}"
             )
         for note in r.notes:
             lines.append(f"- {r.events:,} events: {note[:1200]}")
@@ -804,9 +864,12 @@ READING = """\
   need (the script's header lists what it does not check), but keeps no quarantine
   records and runs no tests. The check compares the mart and the reference row for row:
   retrieval ids both ways, then every column's type and value on every row (floats
-  within 1e-9); the tests run it on the clean and the bad-rows samples. The line
-  "models in fct_retrievals' lineage" sums the execution time of the models upstream of
-  the mart, attribution included.
+  within 1e-9); the tests run it on the clean and the bad-rows samples. The target
+  "models in fct_retrievals' lineage" times a `dbt build --select +fct_retrievals` of
+  models and seeds only (no tests) into a fresh warehouse after the full build: the models
+  upstream of the mart, attribution included, on their own (wall seconds, like the
+  reference's). The per-size lines also give the sum of those models' node seconds in the
+  full build, which counts the time two of them ran side by side twice.
 - **Where the build's time goes** (the per-size breakdown above: node seconds summed over
   the two threads). Every intermediate model is a table computed once and read by the
   models and tests after it; Parquet files whose schema passed the contract are read with
@@ -915,13 +978,19 @@ def _targets(
             continue
         if not r.reference_s:
             continue
-        lineage = r.dbt_breakdown.get("fct_retrievals_lineage_models_s")
+        # The lineage built alone (wall seconds); results written before it was measured
+        # have only the sum of the lineage's node seconds in the full build.
+        lineage = r.lineage_build_s
+        how = "built alone"
+        if lineage is None:
+            lineage = r.dbt_breakdown.get("fct_retrievals_lineage_models_s")
+            how = "node seconds summed in the full build"
         if lineage is not None:
             ratio = lineage / r.reference_s
             lines.append(
                 f"| models in fct_retrievals' lineage within {TARGET_LINEAGE_RATIO:g}x of the"
-                f" reference ({r.events:,} events) | {lineage:.1f} s / {r.reference_s:.1f} s"
-                f" = {ratio:.2f}x"
+                f" reference ({r.events:,} events) | {lineage:.1f} s ({how}) /"
+                f" {r.reference_s:.1f} s = {ratio:.2f}x"
                 f" | {_met(ratio <= TARGET_LINEAGE_RATIO, _over(ratio, TARGET_LINEAGE_RATIO))} |"
             )
         ratio = r.dbt_build_s / r.reference_s
