@@ -164,16 +164,13 @@ def test_a_build_tests_only_the_rows_it_wrote(clean_sample, tmp_path):
         )
     env = {"DBT_TARGET_PATH": str(tmp_path / "target"), "DBT_LOG_PATH": str(tmp_path / "logs")}
 
+    def dbt(*args: str):
+        return run_dbt(list(args), clean_sample.raw_path, warehouse, extra_env=env, capture=True)
+
     # A build with nothing new (of the mart's lineage: the aggregates after it
     # would read the planted null): fct_retrievals writes no row, and its tests
     # read only the rows stamped with this build's start.
-    built = run_dbt(
-        ["build", "--select", "+fct_retrievals"],
-        clean_sample.raw_path,
-        warehouse,
-        extra_env=env,
-        capture=True,
-    )
+    built = dbt("build", "--select", "+fct_retrievals")
     log = built.stdout + built.stderr
     assert built.returncode == 0, log[-3000:]
     assert re.search(r"PASS not_null_columns_fct_retrievals_", log), log[-3000:]
@@ -195,13 +192,7 @@ def test_a_build_tests_only_the_rows_it_wrote(clean_sample, tmp_path):
     assert predicate in compiled, compiled
 
     # `dbt test` after the runs checks the model's newest load, which holds the fault.
-    tested = run_dbt(
-        ["test", "--select", "test_name:not_null_columns,fct_retrievals"],
-        clean_sample.raw_path,
-        warehouse,
-        extra_env=env,
-        capture=True,
-    )
+    tested = dbt("test", "--select", "test_name:not_null_columns,fct_retrievals")
     log = tested.stdout + tested.stderr
     assert tested.returncode != 0, log[-3000:]
     assert "Got 1 result" in log, log[-3000:]

@@ -358,16 +358,7 @@ def bench_size(
     log(f"[bench]   generated {events:,} events in {gen_s:.1f} s")
 
     warehouse.unlink(missing_ok=True)
-    env = dbt_env(
-        raw,
-        warehouse,
-        {
-            "DBT_TARGET_PATH": str(work / "target"),
-            "DBT_LOG_PATH": str(work / "logs"),
-            "LARA_DUCKDB_MEMORY_LIMIT": memory_limit,
-            "LARA_THREADS": str(threads),
-        },
-    )
+    env = _bench_dbt_env(raw, warehouse, work, "", memory_limit, threads)
     command = [dbt_executable(), "build", "--project-dir", str(project_dir())]
     built = measure(command, env=env, cwd=project_dir())
     if built.returncode != 0:
@@ -419,6 +410,23 @@ def bench_size(
     return result
 
 
+def _bench_dbt_env(
+    raw: Path, warehouse: Path, work: Path, suffix: str, memory_limit: str, threads: int
+) -> dict[str, str]:
+    """The environment of a benchmark's dbt process: dbt's target and log folders in
+    `work` (`target<suffix>`, `logs<suffix>`), the memory limit and threads."""
+    return dbt_env(
+        raw,
+        warehouse,
+        {
+            "DBT_TARGET_PATH": str(work / f"target{suffix}"),
+            "DBT_LOG_PATH": str(work / f"logs{suffix}"),
+            "LARA_DUCKDB_MEMORY_LIMIT": memory_limit,
+            "LARA_THREADS": str(threads),
+        },
+    )
+
+
 def build_lineage(
     work: Path, raw: Path, target_events: int, memory_limit: str, threads: int
 ) -> float:
@@ -429,16 +437,7 @@ def build_lineage(
     threads twice. Raises RuntimeError when the build fails."""
     warehouse = work / f"lineage_{target_events}.duckdb"
     warehouse.unlink(missing_ok=True)
-    env = dbt_env(
-        raw,
-        warehouse,
-        {
-            "DBT_TARGET_PATH": str(work / "target-lineage"),
-            "DBT_LOG_PATH": str(work / "logs-lineage"),
-            "LARA_DUCKDB_MEMORY_LIMIT": memory_limit,
-            "LARA_THREADS": str(threads),
-        },
-    )
+    env = _bench_dbt_env(raw, warehouse, work, "-lineage", memory_limit, threads)
     command = [
         dbt_executable(),
         "build",
