@@ -787,18 +787,18 @@ def render_report(
             b = r.dbt_breakdown
             types = ", ".join(f"{k} {v:.1f}" for k, v in b["by_type_s"].items())
             slow = ", ".join(f"{k} {v:.1f}" for k, v in b["slowest_models_s"].items())
+            reference_s = r.reference_s or float("nan")
+            summed = b["fct_retrievals_lineage_models_s"]
+            alone = (
+                f"; built alone {r.lineage_build_s:.1f} s wall,"
+                f" {r.lineage_build_s / reference_s:.1f}x"
+                if r.lineage_build_s is not None
+                else ""
+            )
             lines.append(
                 f"- {r.events:,} events, dbt node seconds (summed over threads): {types};"
-                f" models in fct_retrievals' lineage {b['fct_retrievals_lineage_models_s']:.1f}"
-                f" ({b['fct_retrievals_lineage_models_s'] / (r.reference_s or float('nan')):.1f}x"
-                " the reference"
-                + (
-                    f"; built alone {r.lineage_build_s:.1f} s wall,"
-                    f" {r.lineage_build_s / (r.reference_s or float('nan')):.1f}x"
-                    if r.lineage_build_s is not None
-                    else ""
-                )
-                + f"); slowest models: {slow}"
+                f" models in fct_retrievals' lineage {summed:.1f}"
+                f" ({summed / reference_s:.1f}x the reference{alone}); slowest models: {slow}"
             )
         for note in r.notes:
             lines.append(f"- {r.events:,} events: {note[:1200]}")
