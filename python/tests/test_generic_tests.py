@@ -8,15 +8,15 @@ listed columns; rows of `fct_prompts` breaking one rule, or two), each test
 must fail with exactly what was planted, and pass on the untouched warehouse.
 
 Data tests are sized to the run (macros/tests/where_subquery.sql): with a
-fault planted in rows an earlier build wrote, a `dbt build` with nothing new
-(which writes none of the model's rows) passes without reading them, and
-`dbt test` (which checks the model's newest load) fails.
+fault planted in rows an earlier completed build wrote, a `dbt build` with
+nothing new (which writes none of the model's rows) passes without reading
+them, and so does `dbt test`; the weekly full test finds it. A fault in a row
+that a partial `dbt run` loaded since that build fails the next build.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import shutil
 
 import duckdb
@@ -152,28 +152,53 @@ def test_expressions_are_true_names_the_rules_each_row_breaks(clean_sample, tmp_
     }
 
 
-def test_a_build_tests_only_the_rows_it_wrote(clean_sample, tmp_path):
+def _test_results(target) -> dict[str, dict]:
+    """The data tests of the last dbt command run into `target`, by test name."""
+    results = json.loads((target / "run_results.json").read_text())["results"]
+    return {
+        result["unique_id"].split(".")[2]: result
+        for result in results
+        if result["unique_id"].startswith("test.")
+    }
+
+
+def _dbt_in(tmp_path, raw, warehouse):
+    """`dbt(*args)` on `raw` into `warehouse`, run results under tmp_path/target."""
+    env = {"DBT_TARGET_PATH": str(tmp_path / "target"), "DBT_LOG_PATH": str(tmp_path / "logs")}
+
+    def dbt(*args: str):
+        return run_dbt(list(args), raw, warehouse, extra_env=env, capture=True)
+
+    return dbt
+
+
+def test_a_build_with_nothing_new_tests_no_row(clean_sample, tmp_path):
     warehouse = tmp_path / "lara.duckdb"
     shutil.copy(clean_sample.warehouse, warehouse)
+    target = tmp_path / "target"
+    dbt = _dbt_in(tmp_path, clean_sample.raw_path, warehouse)
+
     with duckdb.connect(str(warehouse)) as con:
         loaded_at, retrieval_id = con.execute(
             "select max(_lara_loaded_at), min(retrieval_id) from marts.fct_retrievals"
         ).fetchone()
+        (watermark,) = con.execute(
+            "select max(reflected_through) from run_state.lara_incremental_manifest"
+        ).fetchone()
         con.execute(
             "update marts.fct_retrievals set surface = null where retrieval_id = ?", [retrieval_id]
         )
-    env = {"DBT_TARGET_PATH": str(tmp_path / "target"), "DBT_LOG_PATH": str(tmp_path / "logs")}
-
-    def dbt(*args: str):
-        return run_dbt(list(args), clean_sample.raw_path, warehouse, extra_env=env, capture=True)
+    assert watermark == loaded_at  # the sample's build completed
 
     # A build with nothing new (of the mart's lineage: the aggregates after it
     # would read the planted null): fct_retrievals writes no row, and its tests
-    # read only the rows stamped with this build's start.
+    # read only the rows written after the start of the last completed run.
     built = dbt("build", "--select", "+fct_retrievals")
     log = built.stdout + built.stderr
     assert built.returncode == 0, log[-3000:]
-    assert re.search(r"PASS not_null_columns_fct_retrievals_", log), log[-3000:]
+    tests = _test_results(target)
+    (name,) = [n for n in tests if n.startswith("not_null_columns_fct_retrievals_")]
+    assert tests[name]["status"] == "pass", tests[name]
     with duckdb.connect(str(warehouse), read_only=True) as con:
         assert con.execute("select max(_lara_loaded_at) from marts.fct_retrievals").fetchone() == (
             loaded_at,
@@ -181,18 +206,69 @@ def test_a_build_tests_only_the_rows_it_wrote(clean_sample, tmp_path):
         (run_started_at,) = con.execute(
             "select run_started_at from run_state.lara_run_limits"
         ).fetchone()
-    assert run_started_at > loaded_at
-    results = json.loads((tmp_path / "target" / "run_results.json").read_text())["results"]
-    (compiled,) = [
-        result["compiled_code"]
-        for result in results
-        if result["unique_id"].startswith("test.lara.not_null_columns_fct_retrievals_")
-    ]
-    predicate = f"_lara_loaded_at >= cast('{run_started_at:%Y-%m-%d %H:%M:%S.%f}' as timestamp)"
-    assert predicate in compiled, compiled
+    compiled = " ".join(tests[name]["compiled_code"].split())
+    # The limit: the start of the last completed run, from the load log as it
+    # was before this build.
+    assert "_lara_loaded_at > coalesce((select max(run_started_at) from (" in compiled, compiled
+    assert '"run_state"."lara_incremental_manifest"' in compiled, compiled
+    assert (
+        f"where run_started_at < cast('{run_started_at:%Y-%m-%d %H:%M:%S.%f}' as timestamp)"
+        in compiled
+    ), compiled
 
-    # `dbt test` after the runs checks the model's newest load, which holds the fault.
-    tested = dbt("test", "--select", "test_name:not_null_columns,fct_retrievals")
-    log = tested.stdout + tested.stderr
-    assert tested.returncode != 0, log[-3000:]
-    assert "Got 1 result" in log, log[-3000:]
+    # `dbt test` checks the rows since the limit the latest run started from (the
+    # build above wrote none of the mart's); the weekly full test finds the fault.
+    assert dbt("test", "--select", name).returncode == 0
+    full = dbt("test", "--select", name, "--vars", "{lara_full_test: true}")
+    assert full.returncode != 0
+    assert _test_results(target)[name]["failures"] == 1
+
+
+def test_a_build_tests_the_rows_a_partial_run_loaded(tmp_path):
+    # After a completed run, a partial run (an engineer loading one table by
+    # hand: it records the file but keeps the watermark) loads a late file; then
+    # the scheduled build. The build checks the rows the partial run loaded, not
+    # only its own: a fault in the new row fails the staging view's test, one in
+    # an older row is not read (1 failure, not 2).
+    from lara.generate import GeneratorConfig, generate
+
+    raw, warehouse, target = tmp_path / "raw", tmp_path / "lara.duckdb", tmp_path / "target"
+    generate(GeneratorConfig(sessions=120, days=2, seed=17), raw, progress=False)
+    dbt = _dbt_in(tmp_path, raw, warehouse)
+    first = dbt("build", "--resource-type", "seed", "--resource-type", "model")
+    assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        (watermark,) = con.execute(
+            "select max(reflected_through) from run_state.lara_incremental_manifest"
+        ).fetchone()
+        (retrieval_id,) = con.execute(
+            "select min(retrieval_id) from staging.stg_lara__retrievals"
+        ).fetchone()
+    assert watermark is not None
+    day = sorted(p.name for p in (raw / "retrievals").iterdir() if p.name.startswith("dt="))[-1]
+    late = raw / "retrievals" / day / "late-by-hand.parquet"
+    with duckdb.connect() as con:
+        con.execute(
+            f"copy (select * replace ('late-by-hand' as retrieval_id) "
+            f"from read_parquet('{raw / 'retrievals' / day}/*.parquet') limit 1) "
+            f"to '{late}' (format parquet)"
+        )
+    partial = dbt("run", "--select", "base_lara__retrievals", "lara_incremental_manifest")
+    assert partial.returncode == 0, (partial.stdout + partial.stderr)[-3000:]
+    with duckdb.connect(str(warehouse)) as con:
+        assert con.execute(
+            "select max(reflected_through) from run_state.lara_incremental_manifest"
+        ).fetchone() == (watermark,)
+        con.execute(
+            "update staging.base_lara__retrievals set prompt_id = null "
+            "where retrieval_id in ('late-by-hand', ?)",
+            [retrieval_id],
+        )
+        assert con.execute(
+            "select count(*) from staging.stg_lara__retrievals where prompt_id is null"
+        ).fetchone() == (2,)
+    scheduled = dbt("build", "--select", "+stg_lara__retrievals")
+    assert scheduled.returncode != 0
+    tests = _test_results(target)
+    (name,) = [n for n in tests if n.startswith("not_null_columns_stg_lara__retrievals_")]
+    assert (tests[name]["status"], tests[name]["failures"]) == ("fail", 1), tests[name]
