@@ -323,7 +323,10 @@ key_versions as (
 
 ),
 
-judged_keys as (
+{#- Read twice (the rows of keys delivered once, and of the others):
+    inlined, not held in memory with every column (lara_inline_cte; 5M
+    events: base_lara__retrievals' full build 6.0 s against 8.6 s). -#}
+judged_keys as {{ lara_inline_cte() }} (
 
     select
         judged.*,
