@@ -562,6 +562,22 @@ days_this_run as (
 {%- endmacro %}
 
 
+{% macro lara_recomputes_a_day() -%}
+    {#- Whether the model being built recomputes a day this run (a row of
+        lara_days_this_run_select), asked of the warehouse when the model is
+        compiled, just before it runs (lara_days_this_run is upstream, so it
+        is already this run's). True on a full build, at parse time, and
+        when the run-state relation cannot be read. A daily aggregate that
+        recomputes no day leaves every row as it is: lara_rollup reads its
+        period measures back instead of recomputing them from every row. -#}
+    {%- if not (execute and is_incremental()) -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- set days = run_query('select count(*) as n from (' ~ lara_days_this_run_select() ~ ') as days') -%}
+    {{ return(days is none or (days.columns[0].values()[0] | int) > 0) }}
+{%- endmacro %}
+
+
 {% macro lara_shifted_days(days, offsets, columns=[]) -%}
     {#- select distinct [columns..., ]event_date: every event_date of `days`
         (a relation, CTE or parenthesised subquery with that column) moved

@@ -60,7 +60,10 @@
     lara_days_this_run_cte): day rows are computed for the days this run
     recomputes only; the other days' rows are read back from the model
     itself to sum the period totals. So a run costs its days, plus the
-    period measures, which read every row. -#}
+    period measures, which read every row; a run that recomputes no day of
+    the model (lara_recomputes_a_day: a run with nothing new) reads the
+    period measures back from the model's period-total rows (day null,
+    stored under the measure's name) instead: no row changes. -#}
 {% macro lara_rollup(name, rows, day, dimensions=[], measures=[], fixed=[], period_measures=[], surface_groups=false) %}
     {%- set dimension_columns = ['reporting_surface'] if surface_groups else (dimensions | map('first') | list) -%}
     {%- set output_dimensions = [] -%}
@@ -177,6 +180,18 @@
 {%- if period_measures %}
 
 {{ name }}__period_measures as (
+    {%- if is_incremental() and not lara_recomputes_a_day() %}
+
+    select
+        {%- for column in keys %}
+        {{ column }}{{ ',' if not loop.last or period_measures }}
+        {%- endfor %}
+        {%- for measure in period_measures %}
+        {{ measure[0] }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from {{ this }}
+    where {{ day }} is null
+    {%- else %}
 
     select
         {%- for column in fixed %}
@@ -198,6 +213,7 @@
     group by
         {{ group_keys | join(', ') }}
         {%- if dimension_columns and not surface_groups %}{{ ', ' if group_keys }}cube({{ dimension_columns | join(', ') }}){% endif %}
+    {%- endif %}
     {%- endif %}
 
 ),

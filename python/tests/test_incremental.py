@@ -79,6 +79,11 @@ def day_by_day(tmp_path_factory):
     replay_after_schedule = _replay_stamps(incremental)
     rerun_log = _build(landing, incremental, root, ["run"])
     after_rerun = _snapshot(incremental)
+    compiled = root / f"target-{incremental.stem}" / "compiled" / "lara" / "models" / "marts"
+    rerun_period_measures = {
+        model: _period_measure_blocks(next(compiled.rglob(f"{model}.sql")).read_text())
+        for model in PERIOD_MEASURE_MODELS
+    }
     with duckdb.connect(str(incremental), read_only=True) as con:
         loaded_at = con.execute(
             "select count(distinct _lara_loaded_at) from marts.fct_retrievals"
@@ -91,6 +96,7 @@ def day_by_day(tmp_path_factory):
         "full": _snapshot(full),
         "logs": logs,
         "rerun_log": rerun_log,
+        "rerun_period_measures": rerun_period_measures,
         "batches": batches,
         "loaded_at_values": loaded_at,
         "replay_after_schedule": replay_after_schedule,
@@ -98,6 +104,27 @@ def day_by_day(tmp_path_factory):
         "partial": partial,
         "watermarks": _watermarks(incremental),
     }
+
+
+#: The daily aggregates with period measures (lara_rollup `period_measures`), with their day column.
+PERIOD_MEASURE_MODELS = {
+    "agg_tier3_completion": "retrieval_date",
+    "agg_stage_costs": "activity_date",
+    "agg_prompts_per_session": "activity_date",
+}
+
+
+def _period_measure_blocks(sql: str) -> list[str]:
+    """The bodies of the `<name>__period_measures` CTEs of a compiled model."""
+    blocks = []
+    for match in re.finditer(r"\w+__period_measures as \(", sql):
+        depth, start = 1, match.end()
+        for end in range(start, len(sql)):
+            depth += {"(": 1, ")": -1}.get(sql[end], 0)
+            if depth == 0:
+                blocks.append(sql[start:end])
+                break
+    return blocks
 
 
 #: When the schedule runs a partial `--select` before its scheduled run, and what it selects.
@@ -252,6 +279,21 @@ def test_public_marts_are_compared(day_by_day):
         assert f"marts.{fact}" in names
     assert "data_quality.dq_quarantine" in names
     assert all(rows for name, (_, rows) in day_by_day["full"].items() if "fct_" in name)
+
+
+def test_a_run_that_recomputes_no_day_reads_the_period_measures_back(day_by_day):
+    # The rerun recomputed no day (test_rerun_changes_nothing: nothing
+    # changed), so each daily aggregate with period measures (distinct counts,
+    # percentiles: they read every row) took them from its own period-total
+    # rows instead (lara_rollup, lara_recomputes_a_day): no aggregate over the
+    # history in its compiled SQL.
+    for model, day in PERIOD_MEASURE_MODELS.items():
+        blocks = day_by_day["rerun_period_measures"][model]
+        assert blocks, model
+        for block in blocks:
+            text = " ".join(block.split()).lower()
+            assert f'."{model}" where {day} is null' in text, (model, text)
+            assert "group by" not in text and "(distinct" not in text, (model, text)
 
 
 def test_rerun_changes_nothing(day_by_day):
