@@ -10,8 +10,9 @@
       last completed run.
     - lara_tables_this_run: per contract table, its newest base load and
       whether a row was loaded after the last completed run's watermark.
-      Models recomputed whole (the replay marts, strategy
-      lara_replace_table) are recomputed only when one of their tables was.
+      Models recomputed whole (strategy lara_replace_table: the replay marts,
+      and the log marts over every labelled retrieval or attribution) are
+      recomputed only when one of their tables was.
     - lara_run_limits: this run's limits (watermark of the last completed
       run, newest base load, whether this is a full build).
     - lara_sessions_this_run: the sessions every session-grained model
@@ -98,10 +99,12 @@
         loaded a row of one of the contract `tables` it reads
         (lara_tables_this_run): incremental, strategy lara_replace_table (the
         rows are replaced all at once, or left as they are), failing on a
-        schema change. For the replay marts: a scheduled run seldom loads a
+        schema change. For the replay marts (a scheduled run seldom loads a
         replay experiment, and their percentiles are over the whole
-        experiment. Called first thing in the model, with the same `tables`
-        as its lara_tables_this_run_cte. -#}
+        experiment), and for the log marts over every labelled retrieval or
+        attribution with `tables` = every contract table (a run with nothing
+        new keeps them). Called first thing in the model, with the same
+        `tables` as its lara_tables_this_run_cte. -#}
     {{ config(
         materialized='incremental',
         incremental_strategy='lara_replace_table',

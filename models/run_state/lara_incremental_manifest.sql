@@ -25,12 +25,13 @@
     next run recomputes what this one could not. Add a new leaf here
     (python/tests/test_run_state_dag.py fails until it is). -#}
 {%- for leaf in [
-    'agg_abandonment', 'agg_attribution_agreement', 'agg_bridge_quadrants', 'agg_ctr',
-    'agg_ctr_denominator_effect', 'agg_effective_action_rate', 'agg_lineage_faults',
+    'agg_abandonment', 'agg_attribution_agreement', 'agg_bridge_quadrants', 'agg_consumed_rank_distribution',
+    'agg_ctr', 'agg_ctr_denominator_effect', 'agg_effective_action_rate', 'agg_lineage_faults',
     'agg_production_bridge', 'agg_prompts_per_session', 'agg_reretrieval', 'agg_rewrites',
     'agg_scope_exclusions', 'agg_stage_costs', 'agg_tier0_missed_retrieval', 'agg_tier0_routing',
-    'agg_tier1_quality', 'agg_tier2_usage', 'agg_tier3_completion', 'agg_tier_diagnosis',
-    'agg_unattributed_outcomes', 'dq_quarantine', 'fct_action_attributions', 'fct_entity_observations'
+    'agg_tier1_quality', 'agg_tier1_weighted', 'agg_tier2_usage', 'agg_tier3_completion',
+    'agg_tier_diagnosis', 'agg_unattributed_outcomes', 'dq_quarantine', 'fct_action_attributions',
+    'fct_entity_observations'
 ] %}
 -- depends_on: {{ ref(leaf) }}
 {%- endfor %}

@@ -148,10 +148,19 @@ REPLAY_MARTS = {
     "fct_entity_observations": ("replay_documents", "replay_queries", "document_entities"),
 }
 
+#: The marts over every labelled retrieval or attribution, recomputed whole (strategy
+#: lara_replace_table) by a run that loaded a row of any contract table.
+LOG_WHOLE_TABLE_MARTS = (
+    "fct_retrieval_bridge",
+    "agg_tier1_weighted",
+    "agg_consumed_rank_distribution",
+)
+
 
 def _replay_stamps(warehouse: Path) -> dict:
-    """The `_lara_loaded_at` values of each replay mart, the newest load of each contract
-    table, and the start of every run in the load log."""
+    """The `_lara_loaded_at` values of each mart recomputed whole (the replay marts and
+    LOG_WHOLE_TABLE_MARTS), the newest load of each contract table, and the start of
+    every run in the load log."""
     with duckdb.connect(str(warehouse), read_only=True) as con:
         marts = {
             mart: {
@@ -160,7 +169,7 @@ def _replay_stamps(warehouse: Path) -> dict:
                     f"select distinct _lara_loaded_at from marts.{mart}"
                 ).fetchall()
             }
-            for mart in REPLAY_MARTS
+            for mart in (*REPLAY_MARTS, *LOG_WHOLE_TABLE_MARTS)
         }
         loads = dict(
             con.execute(
@@ -238,6 +247,21 @@ def test_replay_marts_are_recomputed_only_by_runs_that_load_replay_rows(day_by_d
         assert newest_load < schedule["runs"][-2], (mart, newest_load, schedule["runs"])
     assert day_by_day["replay_after_rerun"]["marts"] == schedule["marts"]
     assert len(day_by_day["replay_after_rerun"]["runs"]) == len(schedule["runs"]) + 1
+
+
+def test_whole_table_marts_are_recomputed_by_runs_that_load_rows_only(day_by_day):
+    # fct_retrieval_bridge, agg_tier1_weighted and agg_consumed_rank_distribution
+    # rank or weight every labelled retrieval or attribution, so each is recomputed
+    # whole (strategy lara_replace_table): the last scheduled run loaded a day, so
+    # every row carries its start (the newest load of any contract table), and the
+    # rerun, which loaded nothing, kept them as they were.
+    # (Their content equals a full refresh: test_day_by_day_equals_full_refresh.)
+    schedule = day_by_day["replay_after_schedule"]
+    newest_load = max(t for t in schedule["loads"].values() if t is not None)
+    assert newest_load == schedule["runs"][-1], (newest_load, schedule["runs"])
+    for mart in LOG_WHOLE_TABLE_MARTS:
+        assert schedule["marts"][mart] == {newest_load}, (mart, schedule["marts"][mart])
+        assert day_by_day["replay_after_rerun"]["marts"][mart] == {newest_load}, mart
 
 
 def test_a_partial_select_keeps_the_watermark(day_by_day):

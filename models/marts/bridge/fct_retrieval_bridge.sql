@@ -2,9 +2,17 @@
     in-scope retrieval with its static Tier 1 quality (NDCG@K and its
     mid-rank percentile), whether it was used (Tier 2) or led to an outcome
     (Tier 3), whether a later retrieval of its session succeeded, and the
-    bridge-retrieval flag. Definitions and decisions: _production_bridge__models.yml. -#}
+    bridge-retrieval flag. Definitions and decisions: _production_bridge__models.yml.
+
+    Recomputed whole (the percentile is over every labelled retrieval), on
+    a run that loaded a row of any contract table only (lara_whole_table_config):
+    a run with nothing new keeps the table as it is. -#}
+{%- set tables = lara_contract_table_names() -%}
+{{ lara_whole_table_config(tables) }}
 
 with
+
+{{ lara_tables_this_run_cte(tables) }}
 
 retrievals as (
 
@@ -23,7 +31,7 @@ retrievals as (
         has_observable_failure,
         retrieval_driven_outcome_count
     from {{ ref('fct_retrievals') }}
-    where is_in_tier_scope
+    where is_in_tier_scope and {{ lara_if_tables_loaded() }}
 
 ),
 
@@ -96,7 +104,9 @@ final as (
         is_low_quality and (is_used or is_followed_by_successful_retrieval) as is_bridge_retrieval,
         -- timestamps
         retrieved_at,
-        retrieval_date
+        retrieval_date,
+        -- bookkeeping
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from labelled
 
 )

@@ -2,11 +2,19 @@
     overall and every roll-up, design-weighted (Hajek ratio estimator,
     weights 1 / inclusion probability of the label sample design) with a
     stratified linearisation variance, and the unweighted means beside them.
-    Formulas and decisions: _labelling__models.yml and docs/labelling.md. -#}
+    Formulas and decisions: _labelling__models.yml and docs/labelling.md.
+
+    Recomputed whole (the design weights and the variance are over every
+    labelled retrieval), on a run that loaded a row of any contract table
+    only (lara_whole_table_config): a run with nothing new keeps the table. -#}
 {%- set dimensions = [['surface', 'surface'], ['retrieval_role', 'role']] -%}
 {%- set metrics = ['precision_at_1', 'precision_at_k', 'ndcg_at_k'] -%}
+{%- set tables = lara_contract_table_names() -%}
+{{ lara_whole_table_config(tables) }}
 
 with
+
+{{ lara_tables_this_run_cte(tables) }}
 
 retrieval_facts as (
 
@@ -19,13 +27,14 @@ retrieval_facts as (
         precision_at_k,
         ndcg_at_k
     from {{ ref('fct_retrievals') }}
-    where is_in_tier_scope
+    where is_in_tier_scope and {{ lara_if_tables_loaded() }}
 
 ),
 
 sample_design as (
 
     select * from {{ ref('stg_lara__label_sample_design') }}
+    where {{ lara_if_tables_loaded() }}
 
 ),
 
@@ -298,7 +307,8 @@ final as (
         cell_means.{{ metric }}_weighted_mean + 1.96 * sqrt(cell_variances.{{ metric }}_weighted_variance)
             as {{ metric }}_weighted_ci_high,
         {% endfor -%}
-        cell_means.latest_sampled_at
+        cell_means.latest_sampled_at,
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from cell_means
     cross join design_table
     left join cell_variances

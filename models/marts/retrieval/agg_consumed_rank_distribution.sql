@@ -1,13 +1,20 @@
 {#- Where consumed assets sat (metrics.md consumed_rank): counts of
     non-synthetic attributed actions with a consumed asset per consumed rank
     (position in the returned list) x display position, by surface, role,
-    actor and method with every roll-up ('all'). -#}
+    actor and method with every roll-up ('all').
+
+    Recomputed whole, on a run that loaded a row of any contract table only
+    (lara_whole_table_config): a run with nothing new keeps the table. -#}
 {%- set dimensions = [
     ['surface', 'surface'], ['retrieval_role', 'role'], ['actor', 'actor'], ['attribution_method', 'method']
 ] -%}
 {%- set k = var('lara_k') -%}
+{%- set tables = lara_contract_table_names() -%}
+{{ lara_whole_table_config(tables) }}
 
 with
+
+{{ lara_tables_this_run_cte(tables) }}
 
 attributions as (
 
@@ -20,7 +27,7 @@ attributions as (
         display_position,
         has_display_log
     from {{ ref('fct_action_attributions') }}
-    where consumed_asset_id is not null
+    where consumed_asset_id is not null and {{ lara_if_tables_loaded() }}
 
 ),
 
@@ -94,7 +101,8 @@ final as (
         coalesce(consumed_rank = display_position, false) as is_rank_equal_to_display_position,
         consumed_action_count,
         group_consumed_action_count,
-        {{ lara_rate_columns('share_of_group', 'consumed_action_count', 'group_consumed_action_count') }}
+        {{ lara_rate_columns('share_of_group', 'consumed_action_count', 'group_consumed_action_count') }},
+        {{ lara_run_started_at() }} as _lara_loaded_at
     from grouped
 
 )
