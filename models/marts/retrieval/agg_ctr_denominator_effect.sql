@@ -15,6 +15,10 @@ with
 
 {{ lara_days_this_run_cte() }}
 
+{# A session's row is dated by its first assistant prompt, which takes all its
+   prompts: an incremental run reads the sessions with an assistant prompt on
+   a day it recomputes (their first prompt may be earlier: the roll-up keeps
+   the recomputed days only), and their clicks. #}
 prompts as (
 
     select
@@ -26,7 +30,14 @@ prompts as (
         is_retrieval_turn,
         is_synthetic
     from {{ ref('int_prompts_scoped') }}
-    where is_assistant_surface
+    where
+        is_assistant_surface
+        {%- if is_incremental() %}
+        and session_guid in (
+            select session_guid from {{ ref('int_prompts_scoped') }}
+            where is_assistant_surface and {{ lara_in_days_this_run('prompt_date') }}
+        )
+        {%- endif %}
 
 ),
 
@@ -38,6 +49,9 @@ actions as (
         action_type,
         is_synthetic
     from {{ ref('int_actions_scoped') }}
+    {%- if is_incremental() %}
+    where session_guid in (select session_guid from prompts)
+    {%- endif %}
 
 ),
 
@@ -50,7 +64,7 @@ retrieval_facts as (
         click_count,
         is_in_tier_scope
     from {{ ref('fct_retrievals') }}
-    where is_assistant_surface
+    where is_assistant_surface and {{ lara_in_days_this_run('retrieval_date') }}
 
 ),
 

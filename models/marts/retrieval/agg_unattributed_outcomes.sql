@@ -31,6 +31,8 @@ actions as (
 
 ),
 
+{# The attributions of the actions of those days only (an attribution row
+   carries its action's date; on a run with nothing new, none). #}
 attributions as (
 
     select
@@ -38,13 +40,14 @@ attributions as (
         max(attribution_method) as attribution_method,
         max(case when has_unknown_source_id then 1 else 0 end) = 1 as has_unknown_source_id
     from {{ ref('int_action_attributions') }}
+    where {{ lara_in_days_this_run('action_date') }}
     group by action_id
 
 ),
 
 lineage_synthetic_actions as (
 
-    {{ lara_lineage_synthetic_actions() }}
+    {{ lara_lineage_synthetic_actions(lara_in_days_this_run('action_date')) }}
 
 ),
 
