@@ -8,6 +8,7 @@
     a run that loaded a row of any contract table only (lara_whole_table_config):
     a run with nothing new keeps the table as it is. -#}
 {%- set tables = lara_contract_table_names() -%}
+{%- set tie_decimals = var('bridge_tie_decimals', 9) -%}
 {{ lara_whole_table_config(tables) }}
 
 with
@@ -90,7 +91,10 @@ final as (
         end as bridge_path,
         -- numerics
         ndcg_at_k,
-        {{ lara_mid_rank_percentile('ndcg_at_k', 'ndcg_at_k is not null') }} as ndcg_percentile,
+        {# ranked on NDCG@K rounded to var bridge_tie_decimals: ties are not split
+           by floating-point noise (decision 5) #}
+        {{ lara_mid_rank_percentile('round(ndcg_at_k, ' ~ tie_decimals ~ ')', 'ndcg_at_k is not null') }}
+            as ndcg_percentile,
         retrieval_driven_outcome_count,
         cast({{ var('tier1_good_ndcg') }} as double) as tier1_good_ndcg,
         -- booleans
