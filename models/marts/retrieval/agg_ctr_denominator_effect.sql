@@ -30,14 +30,16 @@ prompts as (
         is_retrieval_turn,
         is_synthetic
     from {{ ref('int_prompts_scoped') }}
+    {%- if is_incremental() %}
     where
         is_assistant_surface
-        {%- if is_incremental() %}
         and session_guid in (
             select session_guid from {{ ref('int_prompts_scoped') }}
             where is_assistant_surface and {{ lara_in_days_this_run('prompt_date') }}
         )
-        {%- endif %}
+    {%- else %}
+    where is_assistant_surface
+    {%- endif %}
 
 ),
 
