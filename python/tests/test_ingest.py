@@ -1149,3 +1149,125 @@ def test_lookup_frame_and_reference_tokens():
         frame.dtypes.to_dict()
         == con.sql("select 'a' as t, null::varchar as n, 1 as i").df().dtypes.to_dict()
     )
+
+
+def _long_attributes(con, table_name: str) -> list[tuple]:
+    return sorted(con.sql(f"select row, key, value, vtype from {table_name}").fetchall())
+
+
+def test_phoenix_nested_columns_flatten_as_their_json_does():
+    """A Phoenix table's nested Arrow columns (structs, lists of structs, lists of lists,
+    lists of scalars, empty and all-null lists, hostile text, unusual numbers) are
+    flattened natively into exactly the (row, key, value, vtype) that flattening their JSON
+    text gives (`flatten_json`, the path maps and JSON strings still take)."""
+    import pyarrow as pa
+
+    from lara.ingest.spans import _attributes_table, _json_texts, connect, flatten_json
+
+    hostile = 'x\'); drop table attrs; -- "q" \\ ü\n<b>'
+    documents = [
+        [
+            {
+                "document.id": "a-1",
+                "document.score": 1.0,
+                "document.metadata": {"page": 2, "tags": ["x", None], "ok": True},
+            },
+            None,
+            {"document.id": hostile, "document.score": 1e20, "document.metadata": None},
+        ],
+        [],
+        None,
+        [None, None],
+        [{"document.id": "b", "document.score": float("nan"), "document.metadata": None}],
+        [{"document.id": None, "document.score": 1.5e-7, "document.metadata": {"page": None}}],
+    ]
+    table = pa.table(
+        {
+            "attributes.retrieval.documents": pa.array(documents),
+            "attributes.grid": pa.array([[[1, 2], [3]], [[]], None, [None, [4]], [[]], []]),
+            "attributes.tags": pa.array([["a", None], [], None, [hostile], ["d"], [None]]),
+            "attributes": pa.array(
+                [
+                    {"session": {"id": "s1"}, "flag": True, "n": -3},
+                    None,
+                    {"session": {"id": None}, "flag": False, "n": None},
+                    {"session": None, "flag": None, "n": 2**62},
+                    {"session": {"id": hostile}, "flag": True, "n": 0},
+                    {"session": {"id": ""}, "flag": None, "n": None},
+                ]
+            ),
+        }
+    )
+    con = connect()
+    native = _long_attributes(con, _attributes_table(con, table))
+    as_json = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "row": range(table.num_rows),
+                    "prefix": name.removeprefix("attributes").removeprefix("."),
+                    "j": _json_texts(con, table.column(name)).to_pylist(),
+                }
+            )
+            for name in table.column_names
+        ],
+        ignore_index=True,
+    )
+    expected = flatten_json(con, as_json[as_json["j"].notna()])
+    assert native == sorted(expected[["row", "key", "value", "vtype"]].itertuples(index=False))
+    # the rule itself (the loop the columnar reading replaced had it too): lists of
+    # objects or lists flatten by position, a list of scalars or an empty one stays a value
+    assert (0, "retrieval.documents.2.document.id", hostile, "string") in native  # past a null
+    assert (0, "grid.0", "[1,2]", "list") in native and (1, "grid.0", "[]", "list") in native
+    assert (0, "tags", '["a",null]', "list") in native
+    assert (1, "retrieval.documents", "[]", "list") in native
+    assert (3, "retrieval.documents", "[null,null]", "list") in native
+    # with no prefix, a list at the top of a value has no key: its items come by position
+    top = flatten_json(
+        con, pd.DataFrame({"row": [0, 1], "j": ['["p", "q"]', '{"t": ["a"], "e": []}']})
+    )
+    assert sorted(top[["row", "key", "value", "vtype"]].itertuples(index=False, name=None)) == [
+        (0, "0", "p", "string"),
+        (0, "1", "q", "string"),
+        (1, "e", "[]", "list"),
+        (1, "t", '["a"]', "list"),
+    ]
+
+
+def test_phoenix_columns_give_way_in_a_stated_order():
+    """For one (span, key): an `attributes.<name>` column beats the nested `attributes`
+    column, a nested column beats a scalar one, a later column an earlier one; ids in
+    bytes are read as lower-case hex, all-zero ids as none."""
+    import pyarrow as pa
+
+    from lara.ingest.spans import _attributes_table, connect, phoenix_batch
+
+    table = pa.table(
+        {
+            "context.span_id": pa.array(
+                [bytes.fromhex("00000000000000ab"), b"\x01" * 8, b"\x02" * 8]
+            ),
+            "context.trace_id": pa.array(["AB" * 16, "cd" * 16, "ef" * 16]),
+            "parent_id": pa.array([None, "0000000000000000", "00000000000000ab"]),
+            "attributes": pa.array([{"a": {"b": "from attributes"}, "c": "kept"}] * 3),
+            "attributes.a.b": pa.array(["scalar", "scalar", None]),
+            "attributes.a": pa.array([{"b": "struct"}, None, None]),
+        }
+    )
+    con = connect()
+    values = {
+        (row, key): value
+        for row, key, value, _ in _long_attributes(con, _attributes_table(con, table))
+    }
+    assert values == {
+        (0, "a.b"): "struct",
+        (1, "a.b"): "scalar",
+        (2, "a.b"): "from attributes",
+        (0, "c"): "kept",
+        (1, "c"): "kept",
+        (2, "c"): "kept",
+    }
+    frame = phoenix_batch(con, table).frame
+    assert frame["span_id"].tolist() == ["00000000000000ab", "01" * 8, "02" * 8]
+    assert frame["trace_id"].tolist() == ["ab" * 16, "cd" * 16, "ef" * 16]
+    assert frame["parent_id"].isna().tolist() == [True, True, False]

@@ -241,48 +241,51 @@ _batch_ids = itertools.count()
 
 # --- flattening JSON values (DuckDB json_tree) ------------------------------------------
 
-# Leaves and lists of scalars of each JSON value, under a dotted key: objects and lists of
-# objects flatten to `a.b` / `a.0.b`; a list of scalars (or an empty list) stays one value.
+# Leaves and lists of scalars of each JSON value, under a dotted key: objects, and lists
+# holding an object or a list, flatten to `a.b` / `a.0.b`; a list of scalars (or an empty
+# list) stays one value (vtype `list`), except at the top of a value with no prefix, where
+# there is no key for it: its items come by position (`0`, `1`, ...).
 _FLATTEN_SQL = r"""
 with tree as (
+    -- value_no tells the JSON values apart (json_tree numbers the nodes of each from 0)
     select
         s.row,
         s.priority,
         s.prefix,
+        s.value_no,
         t.id,
         t.parent,
         t.type,
         t.value,
         t.fullkey
-    from {source} as s, json_tree(s.j) as t
+    from (select *, row_number() over () as value_no from {source}) as s, json_tree(s.j) as t
 ),
 containers as (
+    -- has_nested: the node has an object or a list among its children
     select
-        row,
-        priority,
-        id,
+        value_no,
+        parent as id,
         bool_or(type in ('OBJECT', 'ARRAY')) as has_nested
     from tree
+    where parent is not null
     group by all
 ),
 parents as (
     select
         tree.*,
         parent_node.type as parent_type,
+        parent_node.parent is not null or coalesce(tree.prefix, '') <> '' as parent_has_key,
         coalesce(parent_box.has_nested, false) as parent_has_nested,
         coalesce(own_box.has_nested, false) as own_has_nested
     from tree
     left join tree as parent_node
-        on parent_node.row = tree.row
-        and parent_node.priority = tree.priority
+        on parent_node.value_no = tree.value_no
         and parent_node.id = tree.parent
     left join containers as parent_box
-        on parent_box.row = tree.row
-        and parent_box.priority = tree.priority
+        on parent_box.value_no = tree.value_no
         and parent_box.id = tree.parent
     left join containers as own_box
-        on own_box.row = tree.row
-        and own_box.priority = tree.priority
+        on own_box.value_no = tree.value_no
         and own_box.id = tree.id
 ),
 kept as (
@@ -296,8 +299,13 @@ kept as (
     from parents
     where
         type not in ('OBJECT', 'NULL')
-        and (type <> 'ARRAY' or not own_has_nested)
-        and not coalesce(parent_type = 'ARRAY' and not parent_has_nested, false)
+        -- a list kept whole: nothing nested in it, and a key to sit under (a list at the
+        -- top of a value without prefix gives its items by position instead)
+        and (
+            type <> 'ARRAY'
+            or (not own_has_nested and (parent is not null or coalesce(prefix, '') <> ''))
+        )
+        and not coalesce(parent_type = 'ARRAY' and not parent_has_nested and parent_has_key, false)
 ),
 keyed as (
     select
@@ -778,80 +786,241 @@ def _json_texts(con: duckdb.DuckDBPyConnection, column: pa.ChunkedArray) -> pa.A
         con.unregister("to_json_in")
 
 
-def _attribute_columns(con: duckdb.DuckDBPyConnection, table: pa.Table) -> pd.DataFrame:
-    """Attributes of a Phoenix table in long form.
+def _is_scalar_leaf(kind: pa.DataType) -> bool:
+    """Arrow types flattened natively as a leaf (their text as the JSON path gives it)."""
+    return (
+        _is_text(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_integer(kind)
+        or pa.types.is_floating(kind)
+    )
 
-    The nested `attributes` column (an object or a JSON string) has priority 0, the
-    `attributes.<name>` columns priority 1 (they win for the same key). Scalar columns
-    become rows directly; nested ones (lists, structs) are flattened by `flatten_json`.
+
+def _is_native_nested(kind: pa.DataType) -> bool:
+    """Whether a nested Arrow type is flattened natively (structs with plainly named fields
+    and lists, down to text, boolean, integer and floating leaves); other types (maps,
+    timestamps or binary inside, fields named with quotes) take the JSON path."""
+    if pa.types.is_struct(kind):
+        return kind.num_fields > 0 and all(
+            field.name
+            and not any(c in field.name for c in '"\\[]')
+            and (_is_scalar_leaf(field.type) or _is_native_nested(field.type))
+            for field in kind
+        )
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        value = kind.value_type
+        return pa.types.is_null(value) or _is_scalar_leaf(value) or _is_native_nested(value)
+    return False
+
+
+def _leaf_texts(con: duckdb.DuckDBPyConnection, values: pa.Array) -> tuple[pa.Array, str]:
+    """Valid scalar leaves as text and their vtype, as `flatten_json` gives them (floating
+    numbers through DuckDB's JSON, as the JSON path renders them)."""
+    kind = values.type
+    if pa.types.is_boolean(kind):
+        return pa.compute.if_else(values, "true", "false"), "bool"
+    if pa.types.is_integer(kind):
+        return values.cast(pa.string()), "int"
+    if pa.types.is_floating(kind):
+        return _duckdb_texts(con, values.cast(pa.float64()), "(to_json(c)::json ->> '$')"), "float"
+    return values.cast(pa.string()), "string"
+
+
+def _duckdb_texts(con: duckdb.DuckDBPyConnection, values: pa.Array, expression: str) -> pa.Array:
+    """`expression` of column `c` over `values`, as text, in order."""
+    con.register("texts_in", pa.table({"c": values}))
+    try:
+        texts = con.sql(f"select ({expression})::varchar as j from texts_in").to_arrow_table()
+        return texts["j"].combine_chunks()
+    finally:
+        con.unregister("texts_in")
+
+
+def _join_keys(keys: pa.Array, name: pa.Array | str) -> pa.Array:
+    return pa.compute.binary_join_element_wise(keys, name, ".")
+
+
+def _flatten_arrow(
+    con: duckdb.DuckDBPyConnection,
+    values: pa.Array,
+    rows: np.ndarray,
+    keys: pa.Array,
+    out: list[tuple[np.ndarray, pa.Array, pa.Array, str]],
+) -> None:
+    """`values` (a native nested or scalar Arrow array; element i belongs to span row
+    `rows[i]` under the dotted key `keys[i]`) flattened into `out` as (rows, keys, texts,
+    vtype): the rule of `flatten_json` (objects and lists of objects or lists flatten to
+    `a.b` / `a.0.b`; a list of scalars, or a list with no object or list in it, stays one
+    JSON value; nulls are left out), without writing the values as JSON first."""
+    kind = values.type
+    if pa.types.is_struct(kind):
+        # StructArray.flatten() gives each field the struct's nulls too
+        for field, child in zip(kind, values.flatten(), strict=True):
+            _flatten_arrow(con, child, rows, _join_keys(keys, field.name), out)
+        return
+    valid = values.is_valid().to_numpy(zero_copy_only=False)
+    if _is_scalar_leaf(kind):
+        kept = values.filter(valid)
+        texts, vtype = _leaf_texts(con, kept)
+        out.append((rows[valid], keys.filter(valid), texts, vtype))
+        return
+    # a list: elements are objects or lists (nested) when its value type is
+    lengths = pa.compute.list_value_length(values).fill_null(0).to_numpy(zero_copy_only=False)
+    elements = values.flatten()
+    nested_type = not (pa.types.is_null(kind.value_type) or _is_scalar_leaf(kind.value_type))
+    if nested_type:
+        owner = np.repeat(np.arange(len(values)), lengths)
+        element_valid = elements.is_valid().to_numpy(zero_copy_only=False)
+        has_nested = np.bincount(owner[element_valid], minlength=len(values)) > 0
+    else:
+        has_nested = np.zeros(len(values), dtype=bool)
+    whole = valid & ~has_nested
+    if whole.any():
+        texts = _duckdb_texts(con, values.filter(whole), "to_json(c)")
+        out.append((rows[whole], keys.filter(whole), texts, "list"))
+    if has_nested.any():
+        starts = np.cumsum(lengths) - lengths
+        position = np.arange(len(elements)) - np.repeat(starts, lengths)
+        take = element_valid
+        item_keys = _join_keys(
+            keys.take(pa.array(owner[take])), pa.array(position[take].astype(str), pa.string())
+        )
+        _flatten_arrow(con, elements.filter(take), rows[owner[take]], item_keys, out)
+
+
+def _attributes_table(con: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
+    """The attributes of a Phoenix table in long form, as a DuckDB temp table (`row`, `key`,
+    `value`, `vtype`).
+
+    The nested `attributes` column (an object or a JSON string) gives way to the
+    `attributes.<name>` columns for the same key; among those, for one key (a struct
+    column `attributes.a` and a column `attributes.a.b`), a nested column wins over a
+    scalar one, then a later column over an earlier one. Scalar and nested columns of
+    plain types are flattened from their Arrow arrays; others (JSON text, maps) by
+    `flatten_json`.
     """
-    rows = pa.array(np.arange(table.num_rows, dtype="int64"))
-    scalars: list[pa.Table] = []
-    nested: list[pa.Table] = []
-    for name in table.column_names:
-        if name != "attributes" and not name.startswith("attributes."):
-            continue
+    names = [n for n in table.column_names if n == "attributes" or n.startswith("attributes.")]
+    n_rows, n_columns = table.num_rows, len(names)
+    rows = np.arange(n_rows, dtype="int64")
+    parts: list[pa.Table] = []
+    as_json: list[pd.DataFrame] = []
+    for index, name in enumerate(names):
         column = table.column(name)
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        values = column.combine_chunks()
         prefix = name[len("attributes.") :] if name != "attributes" else ""
-        priority = 0 if name == "attributes" else 1
-        vtype = _scalar_vtype(column.type) if name != "attributes" else None
-        if vtype is not None:
-            if pa.types.is_dictionary(column.type):
-                column = column.cast(column.type.value_type)
-            values = column.combine_chunks()
+        scalar = name != "attributes" and _scalar_vtype(values.type) is not None
+        # the highest priority wins one (row, key): see the docstring
+        priority = (
+            (0 if name == "attributes" else 2 * n_columns) + (0 if scalar else n_columns) + index
+        )
+        if scalar:
             if pa.types.is_boolean(values.type):
                 text = pa.compute.if_else(values, "true", "false")
             else:
                 text = values.cast(pa.string())
-            scalars.append(
-                pa.table(
-                    {
-                        "row": rows,
-                        "key": pa.array([prefix] * table.num_rows, pa.string()),
-                        "value": text,
-                        "vtype": pa.array([vtype] * table.num_rows, pa.string()),
-                        "priority": pa.array(np.full(table.num_rows, priority, dtype="int64")),
-                    }
-                ).filter(pa.compute.is_valid(text))
-            )
+            valid = text.is_valid().to_numpy(zero_copy_only=False)
+            leaves = [
+                (
+                    rows[valid],
+                    pa.array([prefix] * int(valid.sum()), pa.string()),
+                    text.filter(valid),
+                    _scalar_vtype(values.type),
+                )
+            ]
+        elif _is_native_nested(values.type) and (prefix or pa.types.is_struct(values.type)):
+            leaves = []
+            _flatten_arrow(con, values, rows, pa.array([prefix] * n_rows, pa.string()), leaves)
         else:
-            nested.append(
-                pa.table(
+            as_json.append(
+                pd.DataFrame(
                     {
                         "row": rows,
-                        "priority": pa.array(np.full(table.num_rows, priority, dtype="int64")),
-                        "prefix": pa.array([prefix] * table.num_rows, pa.string()),
-                        "j": _json_texts(con, column),
+                        "priority": priority,
+                        "prefix": prefix,
+                        "j": pd.Series(_json_texts(con, column).to_pylist(), dtype=object),
                     }
                 )
             )
-    parts = [t.to_pandas() for t in scalars]
-    if nested:
-        values = pa.concat_tables(nested).to_pandas()
-        parts.append(flatten_json(con, values[values["j"].notna()]))
-    if not parts:
-        return _empty(ATTRIBUTE_COLUMNS)
-    frame = pd.concat(parts, ignore_index=True)
-    frame = frame.sort_values(["row", "priority"], kind="stable").drop_duplicates(
-        ["row", "key"], keep="last"
+            continue
+        parts.extend(
+            pa.table(
+                {
+                    "row": pa.array(leaf_rows, pa.int64()),
+                    "key": pa.compute.utf8_ltrim(leaf_keys, characters="."),
+                    "value": texts.cast(pa.string()),
+                    "vtype": pa.array([vtype] * len(leaf_rows), pa.string()),
+                    "priority": pa.array(np.full(len(leaf_rows), priority, dtype="int64")),
+                }
+            )
+            for leaf_rows, leaf_keys, texts, vtype in leaves
+        )
+    if as_json:
+        values = pd.concat(as_json, ignore_index=True)
+        flat = flatten_json(con, values[values["j"].notna()])
+        parts.append(
+            pa.Table.from_pandas(
+                flat[["row", "key", "value", "vtype", "priority"]],
+                schema=_LONG_SCHEMA,
+                preserve_index=False,
+            )
+        )
+    name = f"batch_attrs_{next(_batch_ids)}"
+    long = pa.concat_tables(parts) if parts else _LONG_SCHEMA.empty_table()
+    con.register("phoenix_attrs_in", long.filter(pa.compute.not_equal(long["key"], "")))
+    try:
+        con.execute(f"create temp table {name} as select * from phoenix_attrs_in")
+    finally:
+        con.unregister("phoenix_attrs_in")
+    one_value = _one_value_per_key(con, name)
+    con.execute(
+        f"create or replace temp table {name} as "
+        f"select row, key, value, vtype from {name} {one_value}"
     )
-    return frame[ATTRIBUTE_COLUMNS].reset_index(drop=True)
+    return name
+
+
+_LONG_SCHEMA = pa.schema(
+    [
+        ("row", pa.int64()),
+        ("key", pa.string()),
+        ("value", pa.string()),
+        ("vtype", pa.string()),
+        ("priority", pa.int64()),
+    ]
+)
+
+
+_FRAME_TEXT = ("trace_id", "span_id", "parent_id", "name", "span_kind")
+
+
+def _text_sql(column: pa.ChunkedArray | None, name: str) -> str:
+    """SQL for the text of `phoenix_in`'s column `name` (bytes as lower-case hex)."""
+    if column is None:
+        return "null::varchar"
+    if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
+        return f"lower(hex({name}))"
+    return f"{name}::varchar"
 
 
 def phoenix_batch(con: duckdb.DuckDBPyConnection, table: pa.Table) -> _Batch:
-    """A Phoenix spans dataframe (an Arrow table) as a batch."""
+    """A Phoenix spans dataframe (an Arrow table) as a batch: the span frame in one DuckDB
+    query over it (ids through `lara_id`), the attributes by `_attributes_table`."""
     n = table.num_rows
-    frame = pd.DataFrame({"row": np.arange(n, dtype="int64")})
-    for target in ("trace_id", "span_id", "parent_id", "name", "span_kind"):
-        column = _column(table, _CONTEXT[target])
-        values = (
-            pd.Series(column.to_pylist(), dtype=object)
-            if column is not None
-            else pd.Series([None] * n, dtype=object)
+    found = {target: _column(table, _CONTEXT[target]) for target in _FRAME_TEXT}
+    inputs = {target: column for target, column in found.items() if column is not None}
+    con.register("phoenix_in", pa.table({"row": pa.array(np.arange(n, dtype="int64")), **inputs}))
+    try:
+        select = ", ".join(
+            f"lara_id({_text_sql(column, target)}) as {target}"
+            if target.endswith("_id")
+            else f"{_text_sql(column, target)} as {target}"
+            for target, column in found.items()
         )
-        frame[target] = values
-    for target in ("trace_id", "span_id", "parent_id"):
-        frame[target] = normalize_ids(frame[target])
+        frame = fetch_frame(con, f"select row, {select} from phoenix_in order by row")
+    finally:
+        con.unregister("phoenix_in")
     start = _column(table, _CONTEXT["start_time"])
     frame["start_time"] = (
         utc_microseconds(start.to_pandas())
@@ -864,7 +1033,7 @@ def phoenix_batch(con: duckdb.DuckDBPyConnection, table: pa.Table) -> _Batch:
         if events_column is not None
         else _empty(EVENT_COLUMNS)
     )
-    return _Batch(frame[SPAN_COLUMNS], _attribute_columns(con, table), events)
+    return _Batch(frame[SPAN_COLUMNS], _attributes_table(con, table), events)
 
 
 _PHOENIX_EVENTS_SQL = """
