@@ -205,22 +205,33 @@ def test_span_flattening_section_and_target() -> None:
     slow = bench.SpanResult(100_000, 3.0, 2.5)  # 40,000 spans per CPU s: 3.0x the loop
     report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], slow)
     assert "## Span flattening" in report
-    assert "| 100,000 | 3.00 | 2.50 | 40,000 | 3.0x |" in report
+    assert "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | 3.0x |" in report
     assert "13,500 spans per CPU second" in report and "df8f717" in report
     row = [line for line in report.splitlines() if line.startswith("| span flattening >=")]
     assert row == [
         "| span flattening >= 10x the row-by-row loop (issue 19) | 40,000 spans per CPU s"
         " (100,000 spans) = 3.0x | **no** (0.30x the target) |"
     ]
-    assert "| 100,000 | 3.00 | 2.50 | 40,000 | 3.0x | n/a | n/a |" in report
+    assert "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | 3.0x | n/a | n/a |" in report
+    assert "| Phoenix Parquet |" not in report  # not measured in this result
     fast = bench.SpanResult(100_000, 1.0, 0.5)  # 200,000 spans per CPU s: 14.8x
     assert "= 14.8x | yes |" in "\n".join(bench._targets([], [], fast))
     # The parse floor (CPU seconds of only parsing the requests) and the ratio to it.
     assert measured.parse_floor_cpu_s is not None and measured.parse_floor_cpu_s >= 0
     floored = bench.SpanResult(100_000, 3.0, 2.5, 0.8)
     report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], floored)
-    assert "| 100,000 | 3.00 | 2.50 | 40,000 | 3.0x | 0.80 | 3.1x |" in report
+    assert "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | 3.0x | 0.80 | 3.1x |" in report
     assert "= 3.0x; 3.1x the parse floor (0.80 CPU s) | **no**" in report
+    # The same spans from a Phoenix Parquet file: a row of its own, against the loop's
+    # figure on that file (24,400 spans per CPU s).
+    assert measured.phoenix_cpu_s is not None and measured.phoenix_cpu_s >= 0
+    phoenix = bench.SpanResult(100_000, 3.0, 2.5, 0.8, 1.0, 1.25, 0.05)  # 80,000 per CPU s
+    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], phoenix)
+    assert "| Phoenix Parquet | 100,000 | 1.00 | 1.25 | 80,000 | 3.3x | 0.05 | 25.0x |" in report
+    assert (
+        "| the same from a Phoenix Parquet file | 80,000 spans per CPU s = 3.3x the loop on"
+        " that file | **no** (0.33x the target) |"
+    ) in report
     # Results saved before the floor was measured still load (the field is optional).
     saved = json.loads(json.dumps({"spans": 100_000, "wall_s": 3.0, "cpu_s": 2.5}))
     assert bench.SpanResult(**saved).over_floor is None

@@ -960,6 +960,12 @@ def test_bench_spans_flattens_what_it_built():
     assert result["tool_spans"] == 200  # the tool span and the agent span of each trace
     assert result["spans_per_second"] > 0 and result["cpu_seconds"] >= 0
     assert result["parse_floor_cpu_seconds"] >= 0  # only parsing the same requests
+    # the same spans as a Phoenix spans dataframe in a Parquet file: the same facts found
+    from lara.ingest import bench_phoenix_spans
+
+    phoenix = bench_phoenix_spans(500)
+    for name in ("n_spans", "retrieval_spans", "documents", "tool_spans"):
+        assert phoenix[name] == result[name], name
 
 
 def test_structured_otlp_values_are_flattened(tmp_path):

@@ -6,7 +6,7 @@
 See docs/ingest.md.
 """
 
-from lara.ingest.bench import bench_spans
+from lara.ingest.bench import bench_phoenix_spans, bench_spans
 from lara.ingest.cli import add_ingest_arguments, ingest_main
 from lara.ingest.config import IngestConfig
 from lara.ingest.openinference import ingest_openinference
@@ -17,6 +17,7 @@ __all__ = [
     "IngestConfig",
     "IngestReport",
     "add_ingest_arguments",
+    "bench_phoenix_spans",
     "bench_spans",
     "ingest_main",
     "ingest_openinference",

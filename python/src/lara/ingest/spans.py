@@ -836,6 +836,10 @@ def _duckdb_texts(con: duckdb.DuckDBPyConnection, values: pa.Array, expression: 
         con.unregister("texts_in")
 
 
+def _repeat(text: str, n: int) -> pa.Array:
+    return pa.repeat(pa.scalar(text, pa.string()), n)
+
+
 def _join_keys(keys: pa.Array, name: pa.Array | str) -> pa.Array:
     return pa.compute.binary_join_element_wise(keys, name, ".")
 
@@ -924,14 +928,14 @@ def _attributes_table(con: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
             leaves = [
                 (
                     rows[valid],
-                    pa.array([prefix] * int(valid.sum()), pa.string()),
+                    _repeat(prefix, int(valid.sum())),
                     text.filter(valid),
                     _scalar_vtype(values.type),
                 )
             ]
         elif _is_native_nested(values.type) and (prefix or pa.types.is_struct(values.type)):
             leaves = []
-            _flatten_arrow(con, values, rows, pa.array([prefix] * n_rows, pa.string()), leaves)
+            _flatten_arrow(con, values, rows, _repeat(prefix, n_rows), leaves)
         else:
             as_json.append(
                 pd.DataFrame(
@@ -950,7 +954,7 @@ def _attributes_table(con: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
                     "row": pa.array(leaf_rows, pa.int64()),
                     "key": pa.compute.utf8_ltrim(leaf_keys, characters="."),
                     "value": texts.cast(pa.string()),
-                    "vtype": pa.array([vtype] * len(leaf_rows), pa.string()),
+                    "vtype": _repeat(vtype, len(leaf_rows)),
                     "priority": pa.array(np.full(len(leaf_rows), priority, dtype="int64")),
                 }
             )
