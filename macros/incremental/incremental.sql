@@ -94,7 +94,7 @@
 {%- endmacro %}
 
 
-{% macro lara_whole_table_config(tables) -%}
+{% macro lara_whole_table_config(tables=none) -%}
     {#- The config() of a model recomputed whole, and only on a run that
         loaded a row of one of the contract `tables` it reads
         (lara_tables_this_run): incremental, strategy lara_replace_table (the
@@ -102,31 +102,31 @@
         schema change. For the replay marts (a scheduled run seldom loads a
         replay experiment, and their percentiles are over the whole
         experiment), and for the log marts over every labelled retrieval or
-        attribution with `tables` = every contract table (a run with nothing
-        new keeps them). Called first thing in the model, with the same
-        `tables` as its lara_tables_this_run_cte. -#}
+        attribution, which leave `tables` out: every contract table (a run
+        with nothing new keeps them). Called first thing in the model, with
+        the same `tables` as its lara_tables_this_run_cte. -#}
     {{ config(
         materialized='incremental',
         incremental_strategy='lara_replace_table',
-        lara_tables=tables,
+        lara_tables=lara_contract_table_names() if tables is none else tables,
         on_schema_change='fail'
     ) }}
 {%- endmacro %}
 
 
-{% macro lara_tables_loaded_select(tables) -%}
+{% macro lara_tables_loaded_select(tables=none) -%}
     {#- select is_loaded: one row, true when a row of one of the contract
-        `tables` was loaded this run (lara_tables_this_run; every table on a
-        full build). -#}
+        `tables` (none: every contract table) was loaded this run
+        (lara_tables_this_run; every table on a full build). -#}
     select count(*) > 0 as is_loaded
     from {{ ref('lara_tables_this_run') }}
     where
         is_loaded_this_run
-        and table_name in {{ lara_quoted_list(tables) }}
+        and table_name in {{ lara_quoted_list(lara_contract_table_names() if tables is none else tables) }}
 {%- endmacro %}
 
 
-{% macro lara_tables_this_run_cte(tables) -%}
+{% macro lara_tables_this_run_cte(tables=none) -%}
     {#- The import CTE `tables_this_run` (is_loaded) of a model recomputed
         whole (lara_whole_table_config); its ref() is unconditional, so the
         DAG shows the edge. -#}

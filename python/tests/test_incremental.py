@@ -76,7 +76,7 @@ def day_by_day(tmp_path_factory):
         args = ["build"] if index in (0, len(batches) - 1) else ["run"]
         logs.append(_build(landing, incremental, root, args))
     after_schedule = _snapshot(incremental)
-    replay_after_schedule = _replay_stamps(incremental)
+    whole_tables_after_schedule = _whole_table_stamps(incremental)
     rerun_log = _build(landing, incremental, root, ["run"])
     after_rerun = _snapshot(incremental)
     compiled = root / f"target-{incremental.stem}" / "compiled" / "lara" / "models" / "marts"
@@ -99,8 +99,8 @@ def day_by_day(tmp_path_factory):
         "rerun_period_measures": rerun_period_measures,
         "batches": batches,
         "loaded_at_values": loaded_at,
-        "replay_after_schedule": replay_after_schedule,
-        "replay_after_rerun": _replay_stamps(incremental),
+        "whole_tables_after_schedule": whole_tables_after_schedule,
+        "whole_tables_after_rerun": _whole_table_stamps(incremental),
         "partial": partial,
         "watermarks": _watermarks(incremental),
     }
@@ -157,7 +157,7 @@ LOG_WHOLE_TABLE_MARTS = (
 )
 
 
-def _replay_stamps(warehouse: Path) -> dict:
+def _whole_table_stamps(warehouse: Path) -> dict:
     """The `_lara_loaded_at` values of each mart recomputed whole (the replay marts and
     LOG_WHOLE_TABLE_MARTS), the newest load of each contract table, and the start of
     every run in the load log."""
@@ -240,13 +240,13 @@ def test_replay_marts_are_recomputed_only_by_runs_that_load_replay_rows(day_by_d
     # lara_replace_table): each mart was last written by the run that last loaded
     # one of its tables, several runs ago, and the rerun did not touch it.
     # (Their content equals a full refresh: test_day_by_day_equals_full_refresh.)
-    schedule = day_by_day["replay_after_schedule"]
+    schedule = day_by_day["whole_tables_after_schedule"]
     for mart, tables in REPLAY_MARTS.items():
         newest_load = max(schedule["loads"][table] for table in tables)
         assert schedule["marts"][mart] == {newest_load}, (mart, schedule["marts"][mart])
         assert newest_load < schedule["runs"][-2], (mart, newest_load, schedule["runs"])
-    assert day_by_day["replay_after_rerun"]["marts"] == schedule["marts"]
-    assert len(day_by_day["replay_after_rerun"]["runs"]) == len(schedule["runs"]) + 1
+    assert day_by_day["whole_tables_after_rerun"]["marts"] == schedule["marts"]
+    assert len(day_by_day["whole_tables_after_rerun"]["runs"]) == len(schedule["runs"]) + 1
 
 
 def test_whole_table_marts_are_recomputed_by_runs_that_load_rows_only(day_by_day):
@@ -256,12 +256,12 @@ def test_whole_table_marts_are_recomputed_by_runs_that_load_rows_only(day_by_day
     # every row carries its start (the newest load of any contract table), and the
     # rerun, which loaded nothing, kept them as they were.
     # (Their content equals a full refresh: test_day_by_day_equals_full_refresh.)
-    schedule = day_by_day["replay_after_schedule"]
+    schedule = day_by_day["whole_tables_after_schedule"]
     newest_load = max(t for t in schedule["loads"].values() if t is not None)
     assert newest_load == schedule["runs"][-1], (newest_load, schedule["runs"])
     for mart in LOG_WHOLE_TABLE_MARTS:
         assert schedule["marts"][mart] == {newest_load}, (mart, schedule["marts"][mart])
-        assert day_by_day["replay_after_rerun"]["marts"][mart] == {newest_load}, mart
+        assert day_by_day["whole_tables_after_rerun"]["marts"][mart] == {newest_load}, mart
 
 
 def test_a_partial_select_keeps_the_watermark(day_by_day):

@@ -7,13 +7,12 @@
     Recomputed whole (the percentile is over every labelled retrieval), on
     a run that loaded a row of any contract table only (lara_whole_table_config):
     a run with nothing new keeps the table as it is. -#}
-{%- set tables = lara_contract_table_names() -%}
 {%- set tie_decimals = var('bridge_tie_decimals', 9) -%}
-{{ lara_whole_table_config(tables) }}
+{{ lara_whole_table_config() }}
 
 with
 
-{{ lara_tables_this_run_cte(tables) }}
+{{ lara_tables_this_run_cte() }}
 
 retrievals as (
 

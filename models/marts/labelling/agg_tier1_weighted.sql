@@ -9,12 +9,11 @@
     only (lara_whole_table_config): a run with nothing new keeps the table. -#}
 {%- set dimensions = [['surface', 'surface'], ['retrieval_role', 'role']] -%}
 {%- set metrics = ['precision_at_1', 'precision_at_k', 'ndcg_at_k'] -%}
-{%- set tables = lara_contract_table_names() -%}
-{{ lara_whole_table_config(tables) }}
+{{ lara_whole_table_config() }}
 
 with
 
-{{ lara_tables_this_run_cte(tables) }}
+{{ lara_tables_this_run_cte() }}
 
 retrieval_facts as (
 

@@ -9,12 +9,11 @@
     ['surface', 'surface'], ['retrieval_role', 'role'], ['actor', 'actor'], ['attribution_method', 'method']
 ] -%}
 {%- set k = var('lara_k') -%}
-{%- set tables = lara_contract_table_names() -%}
-{{ lara_whole_table_config(tables) }}
+{{ lara_whole_table_config() }}
 
 with
 
-{{ lara_tables_this_run_cte(tables) }}
+{{ lara_tables_this_run_cte() }}
 
 attributions as (
 
