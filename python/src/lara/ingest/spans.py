@@ -689,6 +689,19 @@ def _one_value_per_key(con: duckdb.DuckDBPyConnection, table: str) -> str:
     return _ONE_VALUE_PER_KEY if may_repeat else ""
 
 
+def _keep_one_value_per_key(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """`table` (row, key, value, vtype, priority) left with one value per (row, key), the
+    highest priority's, and without its priority column."""
+    one_value = _one_value_per_key(con, table)
+    if one_value:
+        con.execute(
+            f"create or replace temp table {table} as "
+            f"select row, key, value, vtype from {table} {one_value}"
+        )
+    else:
+        con.execute(f"alter table {table} drop column priority")
+
+
 def _otlp_batch(con: duckdb.DuckDBPyConnection, parts: Sequence[tuple[_Names, str]]) -> _Batch:
     """The spans of the scope tables `parts` (each with its spelling; see
     `_otlp_scopes_sql`) as a batch, rows numbered across them in reading order. The scope
@@ -721,14 +734,7 @@ def _otlp_batch(con: duckdb.DuckDBPyConnection, parts: Sequence[tuple[_Names, st
             f"insert into {table} select row, key, value, vtype, priority from structured_flat"
         )
         con.unregister("structured_flat")
-    one_value = _one_value_per_key(con, table)
-    if one_value:
-        con.execute(
-            f"create or replace temp table {table} as "
-            f"select row, key, value, vtype from {table} {one_value}"
-        )
-    else:
-        con.execute(f"alter table {table} drop column priority")
+    _keep_one_value_per_key(con, table)
     if has_events:
         events["time"] = micros_to_utc(events["time"])
     return _Batch(frame, table, events[EVENT_COLUMNS].reset_index(drop=True))
@@ -771,19 +777,12 @@ def _scalar_vtype(kind: pa.DataType) -> str | None:
     return None
 
 
-def _json_texts(con: duckdb.DuckDBPyConnection, column: pa.ChunkedArray) -> pa.Array:
+def _json_texts(con: duckdb.DuckDBPyConnection, column: pa.Array | pa.ChunkedArray) -> pa.Array:
     """A nested Arrow column as JSON text per row (DuckDB's to_json); text stays text."""
     if _is_text(column.type):
-        return column.combine_chunks().cast(pa.string())
-    con.register("to_json_in", pa.table({"c": column}))
-    try:
-        return (
-            con.sql("select to_json(c)::varchar as j from to_json_in")
-            .to_arrow_table()["j"]
-            .combine_chunks()
-        )
-    finally:
-        con.unregister("to_json_in")
+        whole = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        return whole.cast(pa.string())
+    return _duckdb_texts(con, column, "to_json(c)")
 
 
 def _is_scalar_leaf(kind: pa.DataType) -> bool:
@@ -826,7 +825,9 @@ def _leaf_texts(con: duckdb.DuckDBPyConnection, values: pa.Array) -> tuple[pa.Ar
     return values.cast(pa.string()), "string"
 
 
-def _duckdb_texts(con: duckdb.DuckDBPyConnection, values: pa.Array, expression: str) -> pa.Array:
+def _duckdb_texts(
+    con: duckdb.DuckDBPyConnection, values: pa.Array | pa.ChunkedArray, expression: str
+) -> pa.Array:
     """`expression` of column `c` over `values`, as text, in order."""
     con.register("texts_in", pa.table({"c": values}))
     try:
@@ -880,7 +881,7 @@ def _flatten_arrow(
         has_nested = np.zeros(len(values), dtype=bool)
     whole = valid & ~has_nested
     if whole.any():
-        texts = _duckdb_texts(con, values.filter(whole), "to_json(c)")
+        texts = _json_texts(con, values.filter(whole))
         out.append((rows[whole], keys.filter(whole), texts, "list"))
     if has_nested.any():
         starts = np.cumsum(lengths) - lengths
@@ -977,11 +978,7 @@ def _attributes_table(con: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
         con.execute(f"create temp table {name} as select * from phoenix_attrs_in")
     finally:
         con.unregister("phoenix_attrs_in")
-    one_value = _one_value_per_key(con, name)
-    con.execute(
-        f"create or replace temp table {name} as "
-        f"select row, key, value, vtype from {name} {one_value}"
-    )
+    _keep_one_value_per_key(con, name)
     return name
 
 
