@@ -37,6 +37,7 @@ def _kv(key: str, value: Any) -> dict[str, Any]:
 
 
 def _trace(number: int) -> list[dict[str, Any]]:
+    """The five spans of trace `number`, their attributes as a plain dict."""
     trace_id = f"{number + 1:032x}"
     start = T0_NANOS + number * 7_000_000_123
     root = f"{number * 8 + 1:016x}"
@@ -50,7 +51,7 @@ def _trace(number: int) -> list[dict[str, Any]]:
             "kind": 1,
             "startTimeUnixNano": str(start + offset * 1_000_017),
             "endTimeUnixNano": str(start + offset * 1_000_017 + 999_999),
-            "attributes": [_kv(k, v) for k, v in attributes.items()],
+            "attributes": attributes,
         }
 
     documents: dict[str, Any] = {}
@@ -99,10 +100,18 @@ def _trace(number: int) -> list[dict[str, Any]]:
     ]
 
 
+def _spans(n_spans: int) -> list[dict[str, Any]]:
+    """The first `n_spans` spans of traces 0, 1, ..., attributes as plain dicts."""
+    traces = -(-n_spans // SPANS_PER_TRACE)
+    return [span for number in range(traces) for span in _trace(number)][:n_spans]
+
+
 def synthetic_otlp_requests(n_spans: int) -> list[str]:
     """`n_spans` OpenInference spans as OTLP JSON requests (Collector file exporter lines)."""
-    traces = -(-n_spans // SPANS_PER_TRACE)
-    spans = [s for number in range(traces) for s in _trace(number)][:n_spans]
+    spans = [
+        {**span, "attributes": [_kv(key, value) for key, value in span["attributes"].items()]}
+        for span in _spans(n_spans)
+    ]
     resource = {"attributes": [_kv("service.name", "lara-bench")]}
     return [
         json.dumps(
@@ -196,27 +205,14 @@ def _timed_flattening(read: Any) -> dict[str, Any]:
     return result
 
 
-def _plain(value: dict[str, Any]) -> Any:
-    """An OTLP AnyValue of the synthetic spans (scalars only) as a plain value."""
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    return value["stringValue"]
-
-
 def synthetic_phoenix_table(n_spans: int) -> pa.Table:
     """The spans of `synthetic_otlp_requests(n_spans)` laid out as Phoenix's
     `get_spans_dataframe()` saves them: context columns, `start_time` / `end_time` as
     timestamps, an `events` list, one `attributes.<name>` column per attribute name, the
     retrieval documents as one list of `{"document.id": ...}` objects."""
-    traces = -(-n_spans // SPANS_PER_TRACE)
-    spans = [s for number in range(traces) for s in _trace(number)][:n_spans]
     prefix = "retrieval.documents."
     rows = []
-    for span in spans:
+    for span in _spans(n_spans):
         row: dict[str, Any] = {
             "context.span_id": span["spanId"],
             "context.trace_id": span["traceId"],
@@ -227,8 +223,7 @@ def synthetic_phoenix_table(n_spans: int) -> pa.Table:
             "status_code": "UNSET",
         }
         documents: dict[int, dict[str, Any]] = {}
-        for item in span["attributes"]:
-            key, value = item["key"], _plain(item["value"])
+        for key, value in span["attributes"].items():
             if key.startswith(prefix):
                 position, _, field = key[len(prefix) :].partition(".")
                 documents.setdefault(int(position), {})[field] = value
