@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import duckdb
@@ -201,9 +202,10 @@ def test_span_flattening_section_and_target() -> None:
     """`lara bench --spans N`: the span-flattening section (spans, wall and CPU seconds,
     spans per CPU second, the ratio to the row-by-row loop) and its target row."""
     measured = bench.bench_span_flattening(500)
-    assert measured.spans == 500 and measured.cpu_s >= 0
+    assert [(r.input, r.spans) for r in measured] == [("OTLP JSON", 500), ("Phoenix Parquet", 500)]
+    assert all(r.cpu_s >= 0 for r in measured)
     slow = bench.SpanResult(100_000, 3.0, 2.5)  # 40,000 spans per CPU s: 3.0x the loop
-    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], slow)
+    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], [slow])
     assert "## Span flattening" in report
     assert "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | 3.0x |" in report
     assert "13,500 spans per CPU second" in report and "df8f717" in report
@@ -215,26 +217,36 @@ def test_span_flattening_section_and_target() -> None:
     assert "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | 3.0x | n/a | n/a |" in report
     assert "| Phoenix Parquet |" not in report  # not measured in this result
     fast = bench.SpanResult(100_000, 1.0, 0.5)  # 200,000 spans per CPU s: 14.8x
-    assert "= 14.8x | yes |" in "\n".join(bench._targets([], [], fast))
-    # The parse floor (CPU seconds of only parsing the requests) and the ratio to it.
-    assert measured.parse_floor_cpu_s is not None and measured.parse_floor_cpu_s >= 0
+    assert "= 14.8x | yes |" in "\n".join(bench._targets([], [], [fast]))
+    # The parse floor (CPU seconds of only parsing the input) and the ratio to it.
+    assert all(r.parse_floor_cpu_s is not None and r.parse_floor_cpu_s >= 0 for r in measured)
     floored = bench.SpanResult(100_000, 3.0, 2.5, 0.8)
-    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], floored)
+    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], [floored])
     assert "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | 3.0x | 0.80 | 3.1x |" in report
     assert "= 3.0x; 3.1x the parse floor (0.80 CPU s) | **no**" in report
     # The same spans from a Phoenix Parquet file: a row of its own, against the loop's
     # figure on that file (24,400 spans per CPU s).
-    assert measured.phoenix_cpu_s is not None and measured.phoenix_cpu_s >= 0
-    phoenix = bench.SpanResult(100_000, 3.0, 2.5, 0.8, 1.0, 1.25, 0.05)  # 80,000 per CPU s
-    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], phoenix)
+    phoenix = bench.SpanResult(100_000, 1.0, 1.25, 0.05, "Phoenix Parquet")  # 80,000 per CPU s
+    report = bench.render_report(
+        bench.machine_info(), [], None, "4GB", 2, [], [], [floored, phoenix]
+    )
     assert "| Phoenix Parquet | 100,000 | 1.00 | 1.25 | 80,000 | 3.3x | 0.05 | 25.0x |" in report
     assert (
         "| the same from a Phoenix Parquet file | 80,000 spans per CPU s = 3.3x the loop on"
         " that file | **no** (0.33x the target) |"
     ) in report
-    # Results saved before the floor was measured still load (the field is optional).
-    saved = json.loads(json.dumps({"spans": 100_000, "wall_s": 3.0, "cpu_s": 2.5}))
-    assert bench.SpanResult(**saved).over_floor is None
+    # Saved results load in every form written so far: a list (one per input, as
+    # `lara bench` writes them now), the one object holding the Phoenix run as flat
+    # `phoenix_*` fields, and the oldest, without a floor.
+    saved = json.loads(json.dumps({"spans": [asdict(floored), asdict(phoenix)]}))
+    assert bench.span_results(saved["spans"]) == [floored, phoenix]
+    flat = {"spans": 100_000, "wall_s": 3.0, "cpu_s": 2.5, "parse_floor_cpu_s": 0.8}
+    flat |= {"phoenix_wall_s": 1.0, "phoenix_cpu_s": 1.25, "phoenix_floor_cpu_s": 0.05}
+    assert bench.span_results(flat) == [floored, phoenix]
+    flat |= {"phoenix_wall_s": None, "phoenix_cpu_s": None, "phoenix_floor_cpu_s": None}
+    assert bench.span_results(flat) == [floored]
+    (oldest,) = bench.span_results({"spans": 100_000, "wall_s": 3.0, "cpu_s": 2.5})
+    assert oldest.over_floor is None and oldest.input == "OTLP JSON"
     skipped = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [])
     assert "## Span flattening" not in skipped
     assert "the row-by-row loop (issue 19) | not measured |" in skipped

@@ -24,6 +24,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lara.bench_incremental import (
     TOP_MODELS,
@@ -615,20 +616,28 @@ ROW_BY_ROW_PHOENIX_SPANS_PER_CPU_S = 24_400.0
 TARGET_SPAN_SPEEDUP = 10.0
 
 
+#: The inputs of the span-flattening benchmark, as its table names them.
+OTLP_JSON = "OTLP JSON"
+PHOENIX_PARQUET = "Phoenix Parquet"
+#: The row-by-row loop's spans per CPU second on each input.
+LOOP_SPANS_PER_CPU_S = {
+    OTLP_JSON: ROW_BY_ROW_SPANS_PER_CPU_S,
+    PHOENIX_PARQUET: ROW_BY_ROW_PHOENIX_SPANS_PER_CPU_S,
+}
+
+
 @dataclass
 class SpanResult:
-    """One run of `lara.ingest.bench_spans`: spans read and extracted, wall and CPU seconds,
-    and the CPU seconds of only parsing the same requests (None in results saved before it
-    was measured)."""
+    """One input's run of the span flattening (`lara.ingest.bench_spans` for OTLP JSON,
+    `bench_phoenix_spans` for a Phoenix Parquet file): spans read and extracted, wall and
+    CPU seconds, and the CPU seconds of only parsing the same input (None when not
+    measured)."""
 
     spans: int
     wall_s: float
     cpu_s: float
     parse_floor_cpu_s: float | None = None
-    #: the same spans as a Phoenix Parquet file (None in results saved before it was measured)
-    phoenix_wall_s: float | None = None
-    phoenix_cpu_s: float | None = None
-    phoenix_floor_cpu_s: float | None = None
+    input: str = OTLP_JSON
 
     @property
     def spans_per_cpu_s(self) -> float:
@@ -636,45 +645,62 @@ class SpanResult:
 
     @property
     def speedup(self) -> float:
-        """Spans per CPU second over the row-by-row loop's."""
-        return self.spans_per_cpu_s / ROW_BY_ROW_SPANS_PER_CPU_S
+        """Spans per CPU second over the row-by-row loop's on the same input."""
+        return self.spans_per_cpu_s / LOOP_SPANS_PER_CPU_S[self.input]
 
     @property
     def over_floor(self) -> float | None:
-        """CPU seconds over those of only parsing the requests (None when not measured)."""
+        """CPU seconds over those of only parsing the input (None when not measured)."""
         if not self.parse_floor_cpu_s:
             return None
         return self.cpu_s / self.parse_floor_cpu_s
 
-    @property
-    def phoenix_speedup(self) -> float | None:
-        """Spans per CPU second from the Phoenix file over the row-by-row loop's there."""
-        if not self.phoenix_cpu_s:
-            return None
-        return self.spans / self.phoenix_cpu_s / ROW_BY_ROW_PHOENIX_SPANS_PER_CPU_S
+
+def span_results(saved: dict[str, Any] | list[dict[str, Any]]) -> list[SpanResult]:
+    """The span results of a saved bench_results.json: a list (one per input), or the
+    single object of earlier runs, which held the Phoenix run as `phoenix_wall_s`,
+    `phoenix_cpu_s` and `phoenix_floor_cpu_s` (absent or null when not measured)."""
+    if isinstance(saved, list):
+        return [SpanResult(**result) for result in saved]
+    otlp = {key: value for key, value in saved.items() if not key.startswith("phoenix_")}
+    results = [SpanResult(**otlp)]
+    if saved.get("phoenix_cpu_s") is not None:
+        results.append(
+            SpanResult(
+                otlp["spans"],
+                saved["phoenix_wall_s"],
+                saved["phoenix_cpu_s"],
+                saved.get("phoenix_floor_cpu_s"),
+                PHOENIX_PARQUET,
+            )
+        )
+    return results
 
 
-def bench_span_flattening(n_spans: int) -> SpanResult:
-    """Time `lara ingest`'s span flattening on `n_spans` synthetic spans (in this process)."""
+def bench_span_flattening(n_spans: int) -> list[SpanResult]:
+    """Time `lara ingest`'s span flattening on `n_spans` synthetic spans (in this process),
+    from OTLP JSON requests, then from a Phoenix Parquet file."""
     from lara.ingest import bench_phoenix_spans, bench_spans
 
     _log(f"[bench] span flattening: {n_spans:,} spans (OTLP JSON, then a Phoenix Parquet file)")
-    found = bench_spans(n_spans)
-    phoenix = bench_phoenix_spans(n_spans)
-    return SpanResult(
-        found["n_spans"],
-        found["seconds"],
-        found["cpu_seconds"],
-        found["parse_floor_cpu_seconds"],
-        phoenix["seconds"],
-        phoenix["cpu_seconds"],
-        phoenix["parse_floor_cpu_seconds"],
-    )
+    results = []
+    for name, run in ((OTLP_JSON, bench_spans), (PHOENIX_PARQUET, bench_phoenix_spans)):
+        found = run(n_spans)
+        results.append(
+            SpanResult(
+                found["n_spans"],
+                found["seconds"],
+                found["cpu_seconds"],
+                found["parse_floor_cpu_seconds"],
+                name,
+            )
+        )
+    return results
 
 
-def render_spans(spans: SpanResult | None) -> list[str]:
+def render_spans(spans: list[SpanResult] | None) -> list[str]:
     """The report's span-flattening section (nothing when not measured)."""
-    if spans is None:
+    if not spans:
         return []
     return [
         "",
@@ -697,23 +723,10 @@ def render_spans(spans: SpanResult | None) -> list[str]:
         "| input | spans | wall s | CPU s | spans per CPU second | vs the row-by-row loop"
         " | parse floor CPU s | CPU s / floor |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
-        f"| OTLP JSON | {spans.spans:,} | {spans.wall_s:.2f} | {spans.cpu_s:.2f}"
-        f" | {spans.spans_per_cpu_s:,.0f} | {spans.speedup:.1f}x | {_floor_cells(spans)} |",
-    ] + _phoenix_row(spans)
-
-
-def _phoenix_row(spans: SpanResult) -> list[str]:
-    if spans.phoenix_speedup is None or spans.phoenix_cpu_s is None:
-        return []
-    floor = (
-        f"{spans.phoenix_floor_cpu_s:.2f} | {spans.phoenix_cpu_s / spans.phoenix_floor_cpu_s:.1f}x"
-        if spans.phoenix_floor_cpu_s
-        else "n/a | n/a"
-    )
-    return [
-        f"| Phoenix Parquet | {spans.spans:,} | {spans.phoenix_wall_s or 0:.2f}"
-        f" | {spans.phoenix_cpu_s:.2f} | {spans.spans / spans.phoenix_cpu_s:,.0f}"
-        f" | {spans.phoenix_speedup:.1f}x | {floor} |"
+    ] + [
+        f"| {result.input} | {result.spans:,} | {result.wall_s:.2f} | {result.cpu_s:.2f}"
+        f" | {result.spans_per_cpu_s:,.0f} | {result.speedup:.1f}x | {_floor_cells(result)} |"
+        for result in spans
     ]
 
 
@@ -724,28 +737,30 @@ def _floor_cells(spans: SpanResult) -> str:
     return f"{spans.parse_floor_cpu_s:.2f} | {spans.over_floor:.1f}x"
 
 
-def _span_target(spans: SpanResult | None) -> list[str]:
+def _span_target(spans: list[SpanResult] | None) -> list[str]:
+    """The span-flattening target rows: the first input's, then one per other input."""
     label = f"span flattening >= {TARGET_SPAN_SPEEDUP:g}x the row-by-row loop (issue 19)"
-    if spans is None:
+    if not spans:
         return [f"| {label} | not measured | |"]
-    miss = f"{spans.speedup / TARGET_SPAN_SPEEDUP:.2f}x the target"
-    floor = (
-        ""
-        if spans.over_floor is None
-        else f"; {spans.over_floor:.1f}x the parse floor ({spans.parse_floor_cpu_s:.2f} CPU s)"
-    )
-    rows = [
-        f"| {label} | {spans.spans_per_cpu_s:,.0f} spans per CPU s ({spans.spans:,} spans)"
-        f" = {spans.speedup:.1f}x{floor} | {_met(spans.speedup >= TARGET_SPAN_SPEEDUP, miss)} |"
-    ]
-    if spans.phoenix_speedup is not None and spans.phoenix_cpu_s:
-        speedup = spans.phoenix_speedup
+    rows = []
+    for result in spans:
         met = _met(
-            speedup >= TARGET_SPAN_SPEEDUP, f"{speedup / TARGET_SPAN_SPEEDUP:.2f}x the target"
+            result.speedup >= TARGET_SPAN_SPEEDUP,
+            f"{result.speedup / TARGET_SPAN_SPEEDUP:.2f}x the target",
         )
+        if rows:
+            rows.append(
+                f"| the same from a {result.input} file | {result.spans_per_cpu_s:,.0f}"
+                f" spans per CPU s = {result.speedup:.1f}x the loop on that file | {met} |"
+            )
+            continue
+        floor = ""
+        if result.over_floor is not None:
+            floor = f"; {result.over_floor:.1f}x the parse floor"
+            floor += f" ({result.parse_floor_cpu_s:.2f} CPU s)"
         rows.append(
-            f"| the same from a Phoenix Parquet file | {spans.spans / spans.phoenix_cpu_s:,.0f}"
-            f" spans per CPU s = {speedup:.1f}x the loop on that file | {met} |"
+            f"| {label} | {result.spans_per_cpu_s:,.0f} spans per CPU s ({result.spans:,} spans)"
+            f" = {result.speedup:.1f}x{floor} | {met} |"
         )
     return rows
 
@@ -780,7 +795,7 @@ def render_report(
     threads: int,
     notes: list[str],
     incremental: list[IncrementalResult] | None = None,
-    spans: SpanResult | None = None,
+    spans: list[SpanResult] | None = None,
 ) -> str:
     lines = [
         "# Benchmarks",
@@ -1001,7 +1016,7 @@ def _over(value: float, target: float) -> str:
 def _targets(
     results: list[SizeResult],
     incremental: list[IncrementalResult],
-    spans: SpanResult | None = None,
+    spans: list[SpanResult] | None = None,
 ) -> list[str]:
     """Every target of the scale issue (and issue 19's span flattening): met or missed, and
     by how much."""
@@ -1211,7 +1226,7 @@ def bench_main(args: argparse.Namespace) -> int:
                     "results": [asdict(r) for r in results],
                     "ir": ir and asdict(ir),
                     "incremental": [asdict(r) for r in incremental],
-                    "spans": spans and asdict(spans),
+                    "spans": spans and [asdict(result) for result in spans],
                 },
                 indent=2,
                 default=str,
@@ -1219,7 +1234,7 @@ def bench_main(args: argparse.Namespace) -> int:
         )
 
     ir: IrResult | None = None
-    spans: SpanResult | None = None
+    spans: list[SpanResult] | None = None
     saved = work / "bench_results.json"
     if args.merge and saved.exists():
         previous = json.loads(saved.read_text())
@@ -1230,7 +1245,7 @@ def bench_main(args: argparse.Namespace) -> int:
         if isinstance(previous.get("incremental"), list) and not args.incremental_events_per_day:
             incremental = [IncrementalResult(**r) for r in previous["incremental"]]
         if previous.get("spans") and not args.spans:
-            spans = SpanResult(**previous["spans"])
+            spans = span_results(previous["spans"])
     if args.spans:
         spans = bench_span_flattening(args.spans)
         write()
