@@ -1163,8 +1163,8 @@ def _long_attributes(con, table_name: str) -> list[tuple]:
 
 def test_phoenix_nested_columns_flatten_as_their_json_does():
     """A Phoenix table's nested Arrow columns (structs, lists of structs, lists of lists,
-    lists of scalars, empty and all-null lists, hostile text, unusual numbers) are
-    flattened natively into exactly the (row, key, value, vtype) that flattening their JSON
+    lists of scalars, empty and all-null lists, hostile text, unusual numbers) and scalar
+    ones are flattened natively into exactly the (row, key, value, vtype) that flattening their JSON
     text gives (`flatten_json`, the path maps and JSON strings still take)."""
     import pyarrow as pa
 
@@ -1192,6 +1192,10 @@ def test_phoenix_nested_columns_flatten_as_their_json_does():
             "attributes.retrieval.documents": pa.array(documents),
             "attributes.grid": pa.array([[[1, 2], [3]], [[]], None, [None, [4]], [[]], []]),
             "attributes.tags": pa.array([["a", None], [], None, [hostile], ["d"], [None]]),
+            # scalar columns render as nested leaves do (a float's 1.0 as "1.0", not "1")
+            "attributes.score": pa.array([1.0, None, float("nan"), 1e20, -0.0, 1.5e-7]),
+            "attributes.ok": pa.array([True, False, None, True, None, False]),
+            "attributes.count": pa.array([1, None, -(2**62), 0, 7, None]),
             "attributes": pa.array(
                 [
                     {"session": {"id": "s1"}, "flag": True, "n": -3},
@@ -1226,6 +1230,7 @@ def test_phoenix_nested_columns_flatten_as_their_json_does():
     assert (0, "retrieval.documents.2.document.id", hostile, "string") in native  # past a null
     assert (0, "grid.0", "[1,2]", "list") in native and (1, "grid.0", "[]", "list") in native
     assert (0, "tags", '["a",null]', "list") in native
+    assert (0, "score", "1.0", "float") in native and (0, "ok", "true", "bool") in native
     assert (1, "retrieval.documents", "[]", "list") in native
     assert (3, "retrieval.documents", "[null,null]", "list") in native
     # with no prefix, a list at the top of a value has no key: its items come by position

@@ -921,10 +921,8 @@ def _attributes_table(con: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
             (0 if name == "attributes" else 2 * n_columns) + (0 if scalar else n_columns) + index
         )
         if scalar:
-            if pa.types.is_boolean(values.type):
-                text = pa.compute.if_else(values, "true", "false")
-            else:
-                text = values.cast(pa.string())
+            # rendered as the nested leaves are: a float column's 1.0 reads "1.0", not "1"
+            text, _ = _leaf_texts(con, values)
             valid = text.is_valid().to_numpy(zero_copy_only=False)
             leaves = [
                 (
