@@ -6,11 +6,18 @@
     dropped into an old day, a file rewritten in place), or when it is one of
     the last `lara_lookback_days` days of the load (a safety net for stores
     whose listing misses appends: 1 = the newest day, 0 = none). The window
-    ends at the newest day the log records for any table, so a table whose
+    ends at the newest day any table's listing holds, so a table whose
     last delivery is older (a replay experiment, labels judged weeks ago) is
     not read again on every run. A run reads every file of its pending
     partitions and replaces their rows (strategy lara_replace_partitions), so
     a rewritten file's old rows go too.
+
+    The lookback window ends at the newest day of the current listing, not
+    of the load log: a run that delivers a new day re-reads that day (it is
+    pending anyway), not the day before as well, which the run before
+    already re-read or loaded; a run with nothing new re-reads the newest
+    day, as before. (Ending it at the load log's newest day made a day's run
+    read two days in every base model.)
 #}
 
 {% macro lara_pending_partitions(table_name) %}
@@ -23,8 +30,9 @@
     {%- set table_literal = lara_sql_string(table_name) -%}
     {%- set lookback = var('lara_lookback_days') | int -%}
     {%- set latest = run_query(
-        "select cast(max(partition_value) as " ~ dbt.type_string() ~ ") from " ~ manifest
-        ~ " where " ~ lara_try_cast('partition_value', 'date') ~ " is not null"
+        "select cast(max(partition_value) as " ~ dbt.type_string() ~ ") from "
+        ~ lara_raw_listing_relation() ~ " where file_status = 'data' and "
+        ~ lara_try_cast('partition_value', 'date') ~ " is not null"
     ).columns[0].values()[0] if lookback > 0 else none -%}
     {%- set cutoff = (modules.datetime.date.fromisoformat(latest)
         - modules.datetime.timedelta(days=lookback - 1)).isoformat() if latest else none -%}

@@ -103,6 +103,8 @@ def day_by_day(tmp_path_factory):
         "whole_tables_after_rerun": _whole_table_stamps(incremental),
         "partial": partial,
         "watermarks": _watermarks(incremental),
+        "warehouse": incremental,
+        "landing": landing,
     }
 
 
@@ -210,10 +212,10 @@ def _is_date(text: str) -> bool:
 
 def test_a_run_with_nothing_new_rereads_only_the_lookback_day(day_by_day):
     # The rerun found no new or changed file. With the default
-    # lara_lookback_days (1) it re-reads one day, the newest day the load log
-    # holds for any table, and only in the tables delivered into it: a table
-    # whose newest day is older (the replay tables, written once) reads
-    # nothing.
+    # lara_lookback_days (1) it re-reads one day, the newest day the listing
+    # (here the same as the load log) holds for any table, and only in the
+    # tables delivered into it: a table whose newest day is older (the
+    # replay tables, written once) reads nothing.
     dated: dict[str, set[str]] = {}
     for batch in day_by_day["batches"]:
         for _, rel in batch:
@@ -232,6 +234,45 @@ def test_a_run_with_nothing_new_rereads_only_the_lookback_day(day_by_day):
     expected = {table: int(newest in days) for table, days in dated.items()}
     assert {table: reads[table][1] for table in dated} == expected, (newest, reads)
     assert any(count == 0 for count in expected.values()), expected
+
+
+def test_a_run_that_delivers_a_day_rereads_no_other_day(day_by_day):
+    # Each scheduled run reads the partitions its delivery brought (the new
+    # day, late files dropped into earlier days) and, as the lookback, the
+    # newest day of the listing in the tables that hold it: not the newest
+    # day of the run before as well (that run read it). The partial run
+    # before PARTIAL_RUN_AT already recorded that run's delivery.
+    with duckdb.connect(str(day_by_day["warehouse"]), read_only=True) as con:
+        status = {
+            Path(path).relative_to(day_by_day["landing"]).as_posix(): file_status
+            for path, file_status in con.execute(
+                "select source_file, file_status from lara_raw.raw_files"
+            ).fetchall()
+        }
+    listed: dict[str, set[str]] = {}
+    checked = 0
+    for index, batch in enumerate(day_by_day["batches"]):
+        delivered: dict[str, set[str]] = {}
+        for _, rel in batch:
+            if status.get(rel.as_posix()) == "data":
+                day = rel.parts[1].removeprefix("dt=")
+                delivered.setdefault(rel.parts[0], set()).add(day)
+                listed.setdefault(rel.parts[0], set()).add(day)
+        if index == 0 or index == PARTIAL_RUN_AT:
+            continue
+        newest = max(day for days in listed.values() for day in days if _is_date(day))
+        reads = {
+            table: int(partitions)
+            for table, _, partitions in re.findall(
+                r"lara: (\w+): incremental run reads (\d+) file\(s\) in (\d+) pending partition",
+                day_by_day["logs"][index],
+            )
+        }
+        for table, days in listed.items():
+            expected = delivered.get(table, set()) | ({newest} & days)
+            assert reads[table] == len(expected), (index, table, reads[table], sorted(expected))
+            checked += 1
+    assert checked >= 20, checked
 
 
 def test_replay_marts_are_recomputed_only_by_runs_that_load_replay_rows(day_by_day):
