@@ -6,18 +6,14 @@
     dropped into an old day, a file rewritten in place), or when it is one of
     the last `lara_lookback_days` days of the load (a safety net for stores
     whose listing misses appends: 1 = the newest day, 0 = none). The window
-    ends at the newest day any table's listing holds, so a table whose
-    last delivery is older (a replay experiment, labels judged weeks ago) is
-    not read again on every run. A run reads every file of its pending
-    partitions and replaces their rows (strategy lara_replace_partitions), so
-    a rewritten file's old rows go too.
-
-    The lookback window ends at the newest day of the current listing, not
-    of the load log: a run that delivers a new day re-reads that day (it is
-    pending anyway), not the day before as well, which the run before
-    already re-read or loaded; a run with nothing new re-reads the newest
-    day, as before. (Ending it at the load log's newest day made a day's run
-    read two days in every base model.)
+    ends at the newest day any table's current listing holds, so a table
+    whose last delivery is older (a replay experiment, labels judged weeks
+    ago) is not read again on every run, and a run that delivers a new day
+    reads that day once, not the day before as well (ending it at the load
+    log's newest day made a day's run read two days in every base model); a
+    run with nothing new re-reads the newest day. A run reads every file of
+    its pending partitions and replaces their rows (strategy
+    lara_replace_partitions), so a rewritten file's old rows go too.
 #}
 
 {% macro lara_pending_partitions(table_name) %}

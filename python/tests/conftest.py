@@ -7,6 +7,7 @@ and built once per test session and shared read-only by the tests.
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,16 @@ class BuiltSample:
     def df(self, sql: str):
         with duckdb.connect(str(self.warehouse), read_only=True) as con:
             return con.execute(sql).df()
+
+    def copy_warehouse(self, directory: Path) -> Path:
+        """A writable copy of the (shared, read-only) warehouse in `directory`, with its
+        write-ahead log when there is one."""
+        warehouse = directory / "lara.duckdb"
+        shutil.copy(self.warehouse, warehouse)
+        wal = self.warehouse.with_name(self.warehouse.name + ".wal")
+        if wal.exists():
+            shutil.copy(wal, directory / (warehouse.name + ".wal"))
+        return warehouse
 
 
 def build_sample(root: Path, config, dbt_args: list[str] | None = None) -> BuiltSample:

@@ -34,11 +34,7 @@ OER_TARGET_RELATIVE_TOLERANCE = 0.20
 def bridge_run(clean_sample: BuiltSample, tmp_path_factory) -> dict:
     """run_bridge_statistics on a copy of the shared warehouse (the fixture is read-only)."""
     root = tmp_path_factory.mktemp("bridge_run")
-    warehouse = root / "lara.duckdb"
-    shutil.copy(clean_sample.warehouse, warehouse)
-    wal = clean_sample.warehouse.with_name(clean_sample.warehouse.name + ".wal")
-    if wal.exists():
-        shutil.copy(wal, root / (warehouse.name + ".wal"))
+    warehouse = clean_sample.copy_warehouse(root)
     summary = bridge.run_bridge_statistics(warehouse, resamples=400, seed=3, plot_dir=root)
     return {"summary": summary, "warehouse": warehouse, "root": root}
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import duckdb
 
@@ -64,11 +63,7 @@ def test_a_build_stores_every_description(clean_sample):
 
 
 def test_a_run_writes_only_the_comments_that_differ(clean_sample, tmp_path):
-    warehouse = tmp_path / "lara.duckdb"
-    shutil.copy(clean_sample.warehouse, warehouse)
-    wal = clean_sample.warehouse.with_name(clean_sample.warehouse.name + ".wal")
-    if wal.exists():
-        shutil.copy(wal, tmp_path / (warehouse.name + ".wal"))
+    warehouse = clean_sample.copy_warehouse(tmp_path)
     # A description edited since the table was built: its stored comment is
     # stale (the text holds a quote, double quotes and a dollar sign).
     stale_literal = "'" + STALE.replace("'", "''") + "'"

@@ -5,8 +5,6 @@ session bootstrap) against scipy, including the degenerate cases."""
 
 from __future__ import annotations
 
-import shutil
-
 import duckdb
 import numpy as np
 import pandas as pd
@@ -24,20 +22,11 @@ from lara.production_bridge import (
 RESAMPLES = 300
 
 
-def _copy_warehouse(sample: BuiltSample, root) -> object:
-    warehouse = root / "lara.duckdb"
-    shutil.copy(sample.warehouse, warehouse)
-    wal = sample.warehouse.with_name(sample.warehouse.name + ".wal")
-    if wal.exists():
-        shutil.copy(wal, root / (warehouse.name + ".wal"))
-    return warehouse
-
-
 @pytest.fixture(scope="module")
 def statistics_run(clean_sample: BuiltSample, tmp_path_factory) -> dict:
     """run_production_bridge_statistics on a copy of the shared (read-only) warehouse."""
     root = tmp_path_factory.mktemp("production_bridge")
-    warehouse = _copy_warehouse(clean_sample, root)
+    warehouse = clean_sample.copy_warehouse(root)
     summary = run_production_bridge_statistics(warehouse, resamples=RESAMPLES, seed=3)
     with duckdb.connect(str(warehouse), read_only=True) as con:
         retrievals = con.execute("select * from marts.fct_retrieval_bridge").df()
