@@ -253,8 +253,10 @@ tables_this_run as (
            actions naming a retrieval or a prompt of a touched session, and
            every action in the documents those actions touched (placement
            chains and document credits live in a document);
-        3. the sessions of those actions and of the retrievals they name
-           (reason `lineage`).
+        3. the sessions of those actions and of the retrievals they name,
+           and of the retrievals naming a prompt of a touched session (a
+           retrieval's user, surface and scope are its prompt's, which may
+           be logged in another session) (reason `lineage`).
         A session gets the first reason that applies in the order `loaded`,
         `lineage`, `label`: `label` means that only label tables reached it,
         so models without those tables in their lineage may skip it
@@ -271,10 +273,10 @@ tables_this_run as (
     ),
 
     touched_retrievals as (
-        select retrieval_id from {{ ref('base_lara__retrievals') }}
+        select retrieval_id, session_guid from {{ ref('base_lara__retrievals') }}
         where session_guid in (select session_guid from touched_lineage)
         union
-        select retrievals.retrieval_id
+        select retrievals.retrieval_id, retrievals.session_guid
         from {{ ref('base_lara__retrievals') }} as retrievals
         inner join {{ ref('base_lara__prompts') }} as prompts
             on retrievals.prompt_id = prompts.prompt_id
@@ -332,6 +334,8 @@ tables_this_run as (
         select session_guid, 2 as reason_order from lineage_actions
         union all
         select session_guid, 2 as reason_order from named_retrieval_sessions
+        union all
+        select session_guid, 2 as reason_order from touched_retrievals
     )
 
     select

@@ -15,7 +15,10 @@
       actions naming its retrievals or prompts, every action of the
       documents they touched, and the sessions of the retrievals those
       actions name, so that a late export updates the Tier 3 row of the
-      retrieval it credits, in whatever session that retrieval was.
+      retrieval it credits, in whatever session that retrieval was; and the
+      sessions of the retrievals naming one of its prompts, so that a late
+      prompt gives its user, surface and scope to a retrieval of another
+      session.
     `is_for_every_model` (every reason but `label`) and one
     `has_loaded_<table>` flag per label table (lara_label_tables) say which
     models recompute the session: every session-grained model ref()s this

@@ -367,8 +367,34 @@ def _return_an_asset_again(raw: Path, warehouse: Path, root: Path) -> dict:
         warehouse, "select max(_lara_loaded_at) from marts.fct_retrieval_reretrievals"
     )[0][0]
     prompt_file.write_text(json.dumps({**late_prompt, "user_id": "late_other_user"}) + "\n")
+    # With the move, a retrieval of another session returns the asset again at
+    # the same time, naming a prompt not logged yet: it has no user, so it
+    # returns the asset to no one.
+    named_retrieval = {
+        **late_retrieval,
+        "retrieval_id": "late_named_retrieval",
+        "prompt_id": "late_named_prompt",
+        "session_guid": "late_named_session",
+    }
+    (raw / "retrievals" / f"dt={day}" / "late-named.jsonl").write_text(
+        json.dumps(named_retrieval) + "\n"
+    )
     _build(raw, warehouse, root, ["build"])
-    return {"user_id": user_id, "returned": returned, "moved": state()}
+    moved = state()
+    # Then the prompt arrives, in a third session, naming the first user: the
+    # retrieval is now that user's. The loaded session logs the prompt only;
+    # the asset and day come from the retrieval that names it.
+    before_run = _query(
+        warehouse, "select max(_lara_loaded_at) from marts.fct_retrieval_reretrievals"
+    )[0][0]
+    (raw / "prompts" / f"dt={day}" / "late-named.jsonl").write_text(
+        json.dumps(
+            {**late_prompt, "prompt_id": "late_named_prompt", "session_guid": "late_prompt_session"}
+        )
+        + "\n"
+    )
+    _build(raw, warehouse, root, ["build"])
+    return {"user_id": user_id, "returned": returned, "moved": moved, "named": state()}
 
 
 MOVE_DAY = START + dt.timedelta(days=8)
@@ -477,6 +503,15 @@ def test_a_late_session_moved_to_another_user_recomputes_the_first_user(late_exp
     # Only the tombstone of the replaced prompt still names the first user.
     assert moved["users"] == {late_export["returned"]["user_id"], "late_other_user"}
     assert moved["unit"] == (False, True)
+
+
+def test_a_late_prompt_named_by_another_sessions_retrieval_recomputes_its_user(late_export):
+    named = late_export["returned"]["named"]
+    # The retrieval naming the prompt returns the asset to the first user
+    # again: the earlier retrieval is re-retrieved again, recomputed by this
+    # run although the loaded session logs neither a retrieval nor an action.
+    assert named["users"] == {late_export["returned"]["user_id"]}
+    assert named["unit"] == (True, True)
 
 
 LABEL_DAY = START + dt.timedelta(days=2)
