@@ -41,7 +41,11 @@ retrieval becomes re-retrieved, although its day is only a lookback day of
 the run, and no other user's retrieval of that day is recomputed
 (lara_users_this_run). The late prompt is then rewritten to name another
 user: the earlier retrieval is no longer re-retrieved, which only the
-tombstone of the replaced version can tell the run.
+tombstone of the replaced version can tell the run. A retrieval of another
+session then returns the asset, naming a prompt not logged yet; when that
+prompt arrives, in a third session, naming the first user, the earlier
+retrieval is re-retrieved again. Last, a retrieval of a fourth session
+naming that prompt counts in the prompt's row.
 """
 
 from __future__ import annotations
@@ -394,7 +398,31 @@ def _return_an_asset_again(raw: Path, warehouse: Path, root: Path) -> dict:
         + "\n"
     )
     _build(raw, warehouse, root, ["build"])
-    return {"user_id": user_id, "returned": returned, "moved": moved, "named": state()}
+    named = state()
+    # Last, a retrieval of a fourth session names that prompt: the prompt's row
+    # (in the third session) now counts two retrievals.
+    (raw / "retrievals" / f"dt={day}" / "late-naming.jsonl").write_text(
+        json.dumps(
+            {
+                **named_retrieval,
+                "retrieval_id": "late_naming_retrieval",
+                "session_guid": "late_naming_session",
+            }
+        )
+        + "\n"
+    )
+    _build(raw, warehouse, root, ["build"])
+    counted = _query(
+        warehouse,
+        "select retrieval_count from marts.fct_prompts where prompt_id = 'late_named_prompt'",
+    )
+    return {
+        "user_id": user_id,
+        "returned": returned,
+        "moved": moved,
+        "named": named,
+        "counted": counted,
+    }
 
 
 MOVE_DAY = START + dt.timedelta(days=8)
@@ -512,6 +540,13 @@ def test_a_late_prompt_named_by_another_sessions_retrieval_recomputes_its_user(l
     # run although the loaded session logs neither a retrieval nor an action.
     assert named["users"] == {late_export["returned"]["user_id"]}
     assert named["unit"] == (True, True)
+
+
+def test_a_late_retrieval_naming_another_sessions_prompt_counts_in_its_row(late_export):
+    # The prompt's session logs nothing new: a loaded retrieval touches its
+    # prompt's session too (lara_touched_sessions_select), so the prompt's
+    # row is recomputed.
+    assert late_export["returned"]["counted"] == [(2,)]
 
 
 LABEL_DAY = START + dt.timedelta(days=2)
