@@ -272,15 +272,19 @@ tables_this_run as (
         where is_lineage and session_guid is not null
     ),
 
-    touched_retrievals as (
-        select retrieval_id, session_guid from {{ ref('base_lara__retrievals') }}
-        where session_guid in (select session_guid from touched_lineage)
-        union
+    prompt_retrievals as (
         select retrievals.retrieval_id, retrievals.session_guid
         from {{ ref('base_lara__retrievals') }} as retrievals
         inner join {{ ref('base_lara__prompts') }} as prompts
             on retrievals.prompt_id = prompts.prompt_id
         where prompts.session_guid in (select session_guid from touched_lineage)
+    ),
+
+    touched_retrievals as (
+        select retrieval_id from {{ ref('base_lara__retrievals') }}
+        where session_guid in (select session_guid from touched_lineage)
+        union
+        select retrieval_id from prompt_retrievals
     ),
 
     touched_prompts as (
@@ -335,7 +339,7 @@ tables_this_run as (
         union all
         select session_guid, 2 as reason_order from named_retrieval_sessions
         union all
-        select session_guid, 2 as reason_order from touched_retrievals
+        select session_guid, 2 as reason_order from prompt_retrievals
     )
 
     select

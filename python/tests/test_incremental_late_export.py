@@ -386,8 +386,9 @@ def _return_an_asset_again(raw: Path, warehouse: Path, root: Path) -> dict:
     _build(raw, warehouse, root, ["build"])
     moved = state()
     # Then the prompt arrives, in a third session, naming the first user: the
-    # retrieval is now that user's. The loaded session logs the prompt only;
-    # the asset and day come from the retrieval that names it.
+    # retrieval's session joins the run through the prompt and the retrieval
+    # is now that user's. The loaded session logs the prompt only, on the
+    # retrieval's day.
     before_run = _query(
         warehouse, "select max(_lara_loaded_at) from marts.fct_retrieval_reretrievals"
     )[0][0]
