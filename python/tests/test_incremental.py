@@ -12,6 +12,11 @@ over the same files holds: every public mart (schema marts) and every
 data-quality table, row for row (floats within 1e-9: sums are taken in a
 different order). The only column allowed to differ is the bookkeeping
 column `_lara_loaded_at`.
+
+The same files delivered again in a random order (a fixed seed) over four
+runs into a second warehouse must end equal to the same full refresh: a
+day's actions before its prompts, labels before what they judge, later days
+before earlier ones (an exporter backfilling out of order).
 """
 
 from __future__ import annotations
@@ -127,6 +132,39 @@ def _period_measure_blocks(sql: str) -> list[str]:
                 blocks.append(sql[start:end])
                 break
     return blocks
+
+
+#: The shuffled schedule: the same files in a seeded random order, over this many runs.
+SHUFFLED_RUNS = 4
+
+
+@pytest.fixture(scope="module")
+def shuffled(day_by_day, tmp_path_factory):
+    """Every file of the day-by-day schedule delivered in a random order (fixed seed)
+    into a second warehouse: a day's actions before its prompts, labels before what
+    they judge, later days before earlier ones. The first delivery also holds the first
+    dated file of each table in that order (a run needs a readable file of every
+    required table). Models only, and the data tests on the first run."""
+    import random
+
+    root = tmp_path_factory.mktemp("shuffled")
+    files = [pair for batch in day_by_day["batches"] for pair in batch]
+    order = random.Random(7).sample(files, len(files))
+    first = {}
+    for source, relative in order:
+        if _is_date(relative.parent.name.removeprefix("dt=")):
+            first.setdefault(relative.parts[0], (source, relative))
+    rest = [pair for pair in order if pair not in first.values()]
+    size = -(-len(rest) // SHUFFLED_RUNS)
+    batches = [[*first.values(), *rest[:size]]]
+    batches += [rest[start : start + size] for start in range(size, len(rest), size)]
+    landing = root / "landing"
+    landing.mkdir()
+    warehouse = root / "shuffled.duckdb"
+    for index, batch in enumerate(batches):
+        land(batch, landing)
+        _build(landing, warehouse, root, ["build"] if index == 0 else ["run"])
+    return {"batches": batches, "landing": landing, "snapshot": _snapshot(warehouse)}
 
 
 #: When the schedule runs a partial `--select` before its scheduled run, and what it selects.
@@ -363,4 +401,43 @@ def test_a_run_that_recomputes_no_day_reads_the_period_measures_back(day_by_day)
 
 def test_rerun_changes_nothing(day_by_day):
     problems = _differences(day_by_day["rerun"], day_by_day["incremental"])
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_the_shuffled_schedule_delivers_days_out_of_order(shuffled):
+    days = [
+        {day for _, relative in batch if _is_date(day := relative.parent.name.removeprefix("dt="))}
+        for batch in shuffled["batches"]
+    ]
+    assert len(days) == SHUFFLED_RUNS
+    assert sum(len(batch) for batch in shuffled["batches"]) > 50
+    # A later run delivers a day older than one an earlier run delivered.
+    assert any(
+        later < earlier
+        for position, earlier_days in enumerate(days)
+        for earlier in earlier_days
+        for later_days in days[position + 1 :]
+        for later in later_days
+    )
+
+
+def _landing_relative(snapshot: dict, landing: Path) -> dict:
+    """The snapshot with raw file paths (dq_quarantine.source_file) relative to `landing`."""
+    prefix = f"{landing}/"
+
+    def relative(value):
+        is_path = isinstance(value, str) and value.startswith(prefix)
+        return value.removeprefix(prefix) if is_path else value
+
+    return {
+        name: (columns, [tuple(relative(value) for value in row) for row in rows])
+        for name, (columns, rows) in snapshot.items()
+    }
+
+
+def test_deliveries_in_any_order_equal_a_full_refresh(day_by_day, shuffled):
+    problems = _differences(
+        _landing_relative(shuffled["snapshot"], shuffled["landing"]),
+        _landing_relative(day_by_day["full"], day_by_day["landing"]),
+    )
     assert not problems, "\n".join(problems[:20])
