@@ -46,6 +46,14 @@ session then returns the asset, naming a prompt not logged yet; when that
 prompt arrives, in a third session, naming the first user, the earlier
 retrieval is re-retrieved again. Last, a retrieval of a fourth session
 naming that prompt counts in the prompt's row.
+
+Then the reverse of the late export: a late export of a new, prompt-less
+session names a retrieval of another day, and a late prompt label then
+judges that retrieval's prompt to hold no retrieval intent. The retrieval
+is misrouted from then on, and so is the export's attribution, which lives
+in the export's session: the label must recompute that session too, which
+only the action's `source_retrieval_id` links to the retrieval (the
+lineage closure's actions naming a retrieval of a touched session).
 """
 
 from __future__ import annotations
@@ -106,6 +114,7 @@ def late_export(tmp_path_factory):
     rewritten = _rewrite_without_a_prompt(raw, warehouse, root)
     returned = _return_an_asset_again(raw, warehouse, root)
     moved = _move_a_session_a_day_earlier(raw, warehouse, root)
+    misrouted = _misroute_a_credited_retrieval(raw, warehouse, root)
 
     # A day-1 retrieval in scope that lineage can credit.
     retrieval_id, session_guid, before_outcomes, before_cross = _query(
@@ -159,6 +168,7 @@ def late_export(tmp_path_factory):
         "rewritten": rewritten,
         "returned": returned,
         "moved": moved,
+        "misrouted": misrouted,
         "removed_after_next_run": _query(
             warehouse,
             "select _row_status from staging.base_lara__prompts where prompt_id = ?",
@@ -548,6 +558,84 @@ def test_a_late_retrieval_naming_another_sessions_prompt_counts_in_its_row(late_
     # prompt's session too (lara_touched_sessions_select), so the prompt's
     # row is recomputed.
     assert late_export["returned"]["counted"] == [(2,)]
+
+
+MISROUTE_DAY = START + dt.timedelta(days=5)
+
+
+def _write_jsonl(path: Path, row: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(row) + "\n")
+
+
+def _misroute_a_credited_retrieval(raw: Path, warehouse: Path, root: Path) -> dict:
+    """Land a late export of a new session crediting a retrieval of MISROUTE_DAY
+    (by source_retrieval_id only), run the schedule; then land a human prompt
+    label judging the retrieval's prompt to hold no retrieval intent, and run it
+    again. Record the export's attribution after each run."""
+    retrieval_id, prompt_id = _query(
+        warehouse,
+        "select retrieval_id, prompt_id from marts.fct_retrievals"
+        " where retrieval_date = ? and is_in_tier_scope order by retrieval_id limit 1",
+        [MISROUTE_DAY],
+    )[0]
+    late = raw / "actions" / f"dt={LATE_DAY.isoformat()}" / "late-misrouted-export.jsonl"
+    _write_jsonl(
+        late,
+        {
+            "action_id": "late_export_misrouted",
+            "session_guid": "late_editor_session_misrouted",
+            "prompt_id": None,
+            "ts": f"{LATE_DAY.isoformat()}T11:00:00Z",
+            "actor": "user",
+            "action_type": "export",
+            "consumed_asset_id": None,
+            "source_retrieval_id": retrieval_id,
+            "document_id": None,
+        },
+    )
+    attribution = (
+        "select retrieval_id, is_misrouted, _lara_loaded_at from marts.fct_action_attributions"
+        " where action_id = 'late_export_misrouted'"
+    )
+    _build(raw, warehouse, root, ["build"])
+    before = _query(warehouse, attribution)
+    label = raw / "prompt_labels" / f"dt={LATE_DAY.isoformat()}" / "late-misroute-label.jsonl"
+    _write_jsonl(
+        label,
+        {
+            "prompt_id": prompt_id,
+            "has_retrieval_intent": False,
+            "retrieval_intent_count": 0,
+            "judge": "human",
+            "judged_at": f"{LATE_DAY.isoformat()}T14:00:00Z",
+        },
+    )
+    _build(raw, warehouse, root, ["build"])
+    return {
+        "retrieval_id": retrieval_id,
+        "before": before,
+        "after": _query(warehouse, attribution),
+        "retrieval_after": _query(
+            warehouse,
+            "select is_misrouted, is_in_tier_scope from marts.fct_retrievals"
+            " where retrieval_id = ?",
+            [retrieval_id],
+        ),
+        "sessions": dict(
+            _query(warehouse, "select session_guid, reason from run_state.lara_sessions_this_run")
+        ),
+    }
+
+
+def test_a_label_misrouting_a_credited_retrieval_recomputes_the_crediting_session(late_export):
+    misrouted = late_export["misrouted"]
+    ((retrieval_id, was_misrouted, loaded_before),) = misrouted["before"]
+    assert retrieval_id == misrouted["retrieval_id"] and was_misrouted is False
+    assert misrouted["retrieval_after"] == [(True, False)]
+    ((_, is_misrouted, loaded_after),) = misrouted["after"]
+    assert is_misrouted is True and loaded_after > loaded_before
+    assert misrouted["sessions"]["late_editor_session_misrouted"] == "lineage"
 
 
 LABEL_DAY = START + dt.timedelta(days=2)
