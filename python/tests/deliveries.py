@@ -12,6 +12,8 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
+from lara.dbt import run_dbt
+
 Batch = list[tuple[Path, Path]]
 
 
@@ -46,3 +48,21 @@ def land(batch: Batch, landing: Path) -> None:
         target = landing / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
+
+
+def dbt_folders(root: Path, warehouse: Path) -> dict:
+    """dbt's target and log folders of one warehouse under `root` (its runs share
+    them, so dbt parses the project partially after the first)."""
+    return {
+        "DBT_TARGET_PATH": str(root / f"target-{warehouse.stem}"),
+        "DBT_LOG_PATH": str(root / f"logs-{warehouse.stem}"),
+    }
+
+
+def build(landing: Path, warehouse: Path, root: Path, args: list[str]) -> str:
+    """`dbt <args>` on the files under `landing` into `warehouse`; its output, or a
+    failed assertion with the end of it."""
+    result = run_dbt(args, landing, warehouse, extra_env=dbt_folders(root, warehouse), capture=True)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, f"dbt {' '.join(args)} failed:\n{log[-6000:]}"
+    return log

@@ -28,26 +28,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from deliveries import build as _build
 from deliveries import delivery_batches, land
-from lara.dbt import run_dbt
 from warehouse_diff import differences as _differences
 from warehouse_diff import snapshot as _snapshot
-
-
-def _build(landing: Path, warehouse: Path, root: Path, args: list[str]) -> str:
-    result = run_dbt(
-        args,
-        landing,
-        warehouse,
-        extra_env={
-            "DBT_TARGET_PATH": str(root / f"target-{warehouse.stem}"),
-            "DBT_LOG_PATH": str(root / f"logs-{warehouse.stem}"),
-        },
-        capture=True,
-    )
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, f"dbt {' '.join(args)} failed:\n{log[-6000:]}"
-    return log
 
 
 @pytest.fixture(scope="module")

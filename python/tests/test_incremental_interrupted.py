@@ -28,27 +28,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from deliveries import delivery_batches, land
-from lara.dbt import dbt_env, dbt_executable, run_dbt
+from deliveries import build, dbt_folders, delivery_batches, land
+from lara.dbt import dbt_env, dbt_executable
 from lara.paths import project_dir
 from warehouse_diff import differences, snapshot
 
 #: Where the two runs are killed: when dbt starts this model.
 KILL_AT = ("lara_sessions_this_run", "agg_tier3_completion")
-
-
-def _folders(root: Path, warehouse: Path) -> dict:
-    """dbt's target and log folders of one warehouse (partial parsing between its runs)."""
-    return {
-        "DBT_TARGET_PATH": str(root / f"target-{warehouse.stem}"),
-        "DBT_LOG_PATH": str(root / f"logs-{warehouse.stem}"),
-    }
-
-
-def _build(root: Path, landing: Path, warehouse: Path, args: list[str]) -> None:
-    result = run_dbt(args, landing, warehouse, extra_env=_folders(root, warehouse), capture=True)
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, f"dbt {' '.join(args)} failed:\n{log[-6000:]}"
 
 
 def _run_killed_at(root: Path, landing: Path, warehouse: Path, model: str) -> list[str]:
@@ -57,7 +43,7 @@ def _run_killed_at(root: Path, landing: Path, warehouse: Path, model: str) -> li
     process = subprocess.Popen(
         [dbt_executable(), "run", "--project-dir", str(project_dir())],
         cwd=project_dir(),
-        env=dbt_env(landing, warehouse, _folders(root, warehouse)),
+        env=dbt_env(landing, warehouse, dbt_folders(root, warehouse)),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -104,17 +90,17 @@ def interrupted(tmp_path_factory, small_raw_sample):
     for batch in batches[:2]:
         land(batch, landing)
     warehouse = root / "incremental.duckdb"
-    _build(root, landing, warehouse, ["build"])
+    build(landing, warehouse, root, ["build"])
     states = {"built": _state(warehouse)}
     for batch in batches[2:]:
         land(batch, landing)
     for model in KILL_AT:
         _run_killed_at(root, landing, warehouse, model)
         states[model] = _state(warehouse)
-    _build(root, landing, warehouse, ["run"])
+    build(landing, warehouse, root, ["run"])
     states["completed"] = _state(warehouse)
     full = root / "full.duckdb"
-    _build(root, landing, full, ["build"])
+    build(landing, full, root, ["build"])
     return {"states": states, "incremental": snapshot(warehouse), "full": snapshot(full)}
 
 

@@ -65,28 +65,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from lara.dbt import run_dbt
+from deliveries import build as _build
 from warehouse_diff import differences, snapshot
 
 START = dt.date(2026, 8, 1)
 DAYS = 22
 LATE_DAY = START + dt.timedelta(days=20)
-
-
-def _build(raw: Path, warehouse: Path, root: Path, args: list[str]) -> str:
-    result = run_dbt(
-        args,
-        raw,
-        warehouse,
-        extra_env={
-            "DBT_TARGET_PATH": str(root / f"target-{warehouse.stem}"),
-            "DBT_LOG_PATH": str(root / f"logs-{warehouse.stem}"),
-        },
-        capture=True,
-    )
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, f"dbt {' '.join(args)} failed:\n{log[-6000:]}"
-    return log
 
 
 def _query(warehouse: Path, sql: str, params: list | None = None) -> list[tuple]:
