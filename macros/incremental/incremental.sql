@@ -256,7 +256,11 @@ tables_this_run as (
         3. the sessions of those actions and of the retrievals they name,
            and of the retrievals naming a prompt of a touched session (a
            retrieval's user, surface and scope are its prompt's, which may
-           be logged in another session) (reason `lineage`).
+           be logged in another session); and the prompt sessions of the
+           retrievals of touched sessions and of the retrievals those
+           actions name (a prompt's row sums its retrievals' use evidence
+           and outcomes, which a new action in the retrieval's session or
+           naming it changes) (reason `lineage`).
         A session gets the first reason that applies in the order `loaded`,
         `lineage`, `label`: `label` means that only label tables reached it,
         so models without those tables in their lineage may skip it
@@ -315,20 +319,25 @@ tables_this_run as (
         select * from document_actions
     ),
 
+    {#- Retrievals whose use or outcomes a new row may change: those of
+        touched sessions and those the lineage actions name. -#}
+    used_retrievals as (
+        select session_guid, prompt_id
+        from {{ ref('base_lara__retrievals') }}
+        where
+            session_guid in (select session_guid from touched_lineage)
+            or retrieval_id in (
+                select source_retrieval_id from lineage_actions where source_retrieval_id is not null
+            )
+    ),
+
     named_retrieval_sessions as (
-        select retrievals.session_guid
-        from {{ ref('base_lara__retrievals') }} as retrievals
-        where retrievals.retrieval_id in (
-            select source_retrieval_id from lineage_actions where source_retrieval_id is not null
-        )
+        select session_guid from used_retrievals
         union
         select prompts.session_guid
-        from {{ ref('base_lara__retrievals') }} as retrievals
+        from used_retrievals
         inner join {{ ref('base_lara__prompts') }} as prompts
-            on retrievals.prompt_id = prompts.prompt_id
-        where retrievals.retrieval_id in (
-            select source_retrieval_id from lineage_actions where source_retrieval_id is not null
-        )
+            on used_retrievals.prompt_id = prompts.prompt_id
     ),
 
     reasons as (

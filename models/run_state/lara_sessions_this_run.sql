@@ -18,7 +18,10 @@
       retrieval it credits, in whatever session that retrieval was; and the
       sessions of the retrievals naming one of its prompts, so that a late
       prompt gives its user, surface and scope to a retrieval of another
-      session.
+      session; and the prompt sessions of the retrievals of touched sessions
+      and of the retrievals those actions name, so that a prompt's row
+      (fct_prompts: use evidence, outcomes) follows a retrieval of it logged
+      in another session.
     `is_for_every_model` (every reason but `label`) and one
     `has_loaded_<table>` flag per label table (lara_label_tables) say which
     models recompute the session: every session-grained model ref()s this

@@ -54,6 +54,15 @@ is misrouted from then on, and so is the export's attribution, which lives
 in the export's session: the label must recompute that session too, which
 only the action's `source_retrieval_id` links to the retrieval (the
 lineage closure's actions naming a retrieval of a touched session).
+
+Last, references to prompts of other sessions, which the generator never
+writes: a late export naming, by prompt_id only, a prompt logged later in
+another session takes that prompt's surface when it arrives; a late use of
+a retrieval whose prompt is logged in another session, by the temporal rule
+in the retrieval's own session, and then exports crediting the prompt's two
+retrievals, from two new sessions in two runs, must each reach the prompt's
+row in `fct_prompts` (first use evidence, outcome counts over all of its
+retrievals, whichever sessions the run recomputes).
 """
 
 from __future__ import annotations
@@ -99,6 +108,9 @@ def late_export(tmp_path_factory):
     returned = _return_an_asset_again(raw, warehouse, root)
     moved = _move_a_session_a_day_earlier(raw, warehouse, root)
     misrouted = _misroute_a_credited_retrieval(raw, warehouse, root)
+    prompted = _log_a_named_prompt_later(raw, warehouse, root)
+    used = _use_a_retrieval_of_another_sessions_prompt(raw, warehouse, root)
+    credited = _credit_the_retrievals_of_a_prompt_of_another_session(raw, warehouse, root)
 
     # A day-1 retrieval in scope that lineage can credit.
     retrieval_id, session_guid, before_outcomes, before_cross = _query(
@@ -153,6 +165,9 @@ def late_export(tmp_path_factory):
         "returned": returned,
         "moved": moved,
         "misrouted": misrouted,
+        "prompted": prompted,
+        "used": used,
+        "credited": credited,
         "removed_after_next_run": _query(
             warehouse,
             "select _row_status from staging.base_lara__prompts where prompt_id = ?",
@@ -620,6 +635,221 @@ def test_a_label_misrouting_a_credited_retrieval_recomputes_the_crediting_sessio
     ((_, is_misrouted, loaded_after),) = misrouted["after"]
     assert is_misrouted is True and loaded_after > loaded_before
     assert misrouted["sessions"]["late_editor_session_misrouted"] == "lineage"
+
+
+def _late_export(raw: Path, name: str, session_guid: str, hour: int, **names) -> None:
+    """Land a user export of a new session, dated LATE_DAY, naming what `names` gives
+    (prompt_id, source_retrieval_id): nothing else links it."""
+    _write_jsonl(
+        raw / "actions" / f"dt={LATE_DAY.isoformat()}" / f"{name}.jsonl",
+        {
+            "action_id": name,
+            "session_guid": session_guid,
+            "prompt_id": None,
+            "ts": f"{LATE_DAY.isoformat()}T{hour:02d}:00:00Z",
+            "actor": "user",
+            "action_type": "export",
+            "consumed_asset_id": None,
+            "source_retrieval_id": None,
+            "document_id": None,
+            **names,
+        },
+    )
+
+
+def _log_a_named_prompt_later(raw: Path, warehouse: Path, root: Path) -> dict:
+    """Land a late export of a new session naming, by prompt_id only, a prompt not
+    logged yet; run. Then land that prompt, in another new session; run. Record the
+    export's scoped row and LATE_DAY's unattributed exports by surface after each."""
+    import pyarrow.parquet as pq
+
+    prompt = next(
+        row
+        for path in sorted((raw / "prompts" / f"dt={LATE_DAY.isoformat()}").glob("*.parquet"))
+        for row in pq.read_table(path).to_pylist()
+        if not row["is_synthetic"] and row["surface"] == "chat"
+    )
+    _late_export(
+        raw,
+        "late_export_prompted",
+        "late_editor_session_prompted",
+        15,
+        prompt_id="late_named_later",
+    )
+
+    def state() -> dict:
+        return {
+            "action": _query(
+                warehouse,
+                "select has_known_prompt, reporting_surface, _lara_loaded_at"
+                " from intermediate.int_actions_scoped where action_id = 'late_export_prompted'",
+            ),
+            "unattributed": dict(
+                _query(
+                    warehouse,
+                    "select surface, unattributed_outcome_count"
+                    " from marts.agg_unattributed_outcomes"
+                    " where action_date = ? and action_type = 'export' and surface <> 'all'",
+                    [LATE_DAY],
+                )
+            ),
+        }
+
+    _build(raw, warehouse, root, ["build"])
+    before = state()
+    _write_jsonl(
+        raw / "prompts" / f"dt={LATE_DAY.isoformat()}" / "late-named-later.jsonl",
+        {
+            **prompt,
+            "prompt_id": "late_named_later",
+            "session_guid": "late_named_later_session",
+            "ts": f"{LATE_DAY.isoformat()}T14:00:00Z",
+        },
+    )
+    _build(raw, warehouse, root, ["build"])
+    return {
+        "before": before,
+        "after": state(),
+        "sessions": dict(
+            _query(warehouse, "select session_guid, reason from run_state.lara_sessions_this_run")
+        ),
+    }
+
+
+def test_a_late_prompt_named_by_another_sessions_action_recomputes_the_action(late_export):
+    # The export's session has no prompt of its own; only its prompt_id links it
+    # to the prompt's session (the lineage closure's actions naming a prompt of
+    # a touched session).
+    prompted = late_export["prompted"]
+    ((known_before, surface_before, loaded_before),) = prompted["before"]["action"]
+    assert (known_before, surface_before) == (False, "unknown")
+    ((known_after, surface_after, loaded_after),) = prompted["after"]["action"]
+    assert (known_after, surface_after) == (True, "chat") and loaded_after > loaded_before
+    assert prompted["sessions"]["late_editor_session_prompted"] == "lineage"
+    before, after = prompted["before"]["unattributed"], prompted["after"]["unattributed"]
+    assert after["unknown"] == before["unknown"] - 1
+    assert after["chat"] == before.get("chat", 0) + 1
+
+
+def _use_a_retrieval_of_another_sessions_prompt(raw: Path, warehouse: Path, root: Path) -> dict:
+    """late_named_retrieval names late_named_prompt, logged in another session
+    (_return_an_asset_again). Land a late user `select` of its asset in the
+    retrieval's own session a minute after it, without a source id (the
+    temporal rule credits it); run. Record the prompt's first use evidence."""
+    ((retrieved_at, asset_id),) = _query(
+        warehouse,
+        "select retrievals.retrieved_at, assets.asset_id"
+        " from intermediate.int_retrievals_scoped as retrievals"
+        " inner join intermediate.int_retrieval_assets as assets"
+        " on retrievals.retrieval_id = assets.retrieval_id"
+        " where retrievals.retrieval_id = 'late_named_retrieval'",
+    )
+    acted_at = retrieved_at + dt.timedelta(minutes=1)
+    _write_jsonl(
+        raw / "actions" / f"dt={acted_at.date().isoformat()}" / "late-select-named.jsonl",
+        {
+            "action_id": "late_select_named",
+            "session_guid": "late_named_session",
+            "prompt_id": None,
+            "ts": acted_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            "actor": "user",
+            "action_type": "select",
+            "consumed_asset_id": asset_id,
+            "source_retrieval_id": None,
+            "document_id": None,
+        },
+    )
+    evidence = (
+        "select first_use_evidence_at, _lara_loaded_at from marts.fct_prompts"
+        " where prompt_id = 'late_named_prompt'"
+    )
+    before = _query(warehouse, evidence)
+    _build(raw, warehouse, root, ["build"])
+    return {
+        "acted_at": acted_at,
+        "before": before,
+        "after": _query(warehouse, evidence),
+        "credited": _query(
+            warehouse,
+            "select retrieval_id, attribution_method from marts.fct_action_attributions"
+            " where action_id = 'late_select_named'",
+        ),
+        "sessions": dict(
+            _query(warehouse, "select session_guid, reason from run_state.lara_sessions_this_run")
+        ),
+    }
+
+
+def test_a_late_use_of_a_retrieval_of_another_sessions_prompt_reaches_the_prompt(late_export):
+    # The action names neither the retrieval nor the prompt: only its session
+    # holds the retrieval, whose prompt is logged in another session (the
+    # lineage closure's prompt sessions of the retrievals of touched sessions).
+    used = late_export["used"]
+    assert used["credited"] == [("late_named_retrieval", "temporal")]
+    ((first_before, loaded_before),) = used["before"]
+    ((first_after, loaded_after),) = used["after"]
+    assert first_before is None
+    assert first_after == used["acted_at"] and loaded_after > loaded_before
+    assert used["sessions"] == {"late_named_session": "loaded", "late_prompt_session": "lineage"}
+
+
+PROMPT_ROW = (
+    "select retrieval_driven_outcome_count, retrieval_driven_outcome_event_count, _lara_loaded_at"
+    " from marts.fct_prompts where prompt_id = 'late_named_prompt'"
+)
+
+
+def _credit_the_retrievals_of_a_prompt_of_another_session(
+    raw: Path, warehouse: Path, root: Path
+) -> dict:
+    """The prompt late_named_prompt is logged in one session and named by the
+    retrievals of two others (_return_an_asset_again). Land a late export of a new,
+    prompt-less session crediting the first of them, by source_retrieval_id; run.
+    Then one crediting the second, from another new session; run. Record the
+    prompt's row before and after each."""
+    rows = [_query(warehouse, PROMPT_ROW)]
+    reasons = []
+    for name, retrieval_id in (
+        ("late_export_naming", "late_naming_retrieval"),
+        ("late_export_named", "late_named_retrieval"),
+    ):
+        _late_export(raw, name, f"{name}_session", 16, source_retrieval_id=retrieval_id)
+        _build(raw, warehouse, root, ["build"])
+        rows.append(_query(warehouse, PROMPT_ROW))
+        reasons.append(
+            dict(
+                _query(
+                    warehouse, "select session_guid, reason from run_state.lara_sessions_this_run"
+                )
+            )
+        )
+    credited = _query(
+        warehouse,
+        "select action_id, retrieval_id, is_retrieval_driven_outcome"
+        " from marts.fct_action_attributions"
+        " where action_id in ('late_export_naming', 'late_export_named') order by action_id",
+    )
+    return {"rows": rows, "reasons": reasons, "credited": credited}
+
+
+def test_outcomes_credited_to_retrievals_of_another_sessions_prompt_count_in_its_row(
+    late_export,
+):
+    # Each export reaches the prompt's session only through the retrieval it
+    # names (the lineage closure's prompt sessions of named retrievals); the
+    # second run must still count the first retrieval's outcome, whose session
+    # it does not recompute.
+    credited = late_export["credited"]
+    assert credited["credited"] == [
+        ("late_export_named", "late_named_retrieval", True),
+        ("late_export_naming", "late_naming_retrieval", True),
+    ]
+    (before,), (first,), (second,) = credited["rows"]
+    assert before[:2] == (0, 0)
+    assert first[:2] == (1, 1) and first[2] > before[2]
+    assert second[:2] == (2, 2) and second[2] > first[2]
+    for reasons in credited["reasons"]:
+        assert reasons["late_prompt_session"] == "lineage", reasons
 
 
 LABEL_DAY = START + dt.timedelta(days=2)

@@ -10,8 +10,8 @@ with
 
 {{ lara_sessions_this_run_cte() }}
 
-{# Read twice (the design filter and the join): inlined, not held in memory
-   with every column (lara_inline_cte); `is_synthetic = false` is a filter
+{# Read several times (the joins and the filters below): inlined, not held
+   in memory with every column (lara_inline_cte); `is_synthetic = false` is a filter
    DuckDB can estimate (see fct_retrievals). #}
 prompts as {{ lara_inline_cte() }} (
 
@@ -27,10 +27,21 @@ prompt_sequences as (
 
 ),
 
+{# The retrievals of these prompts, in any session: a retrieval may name a
+   prompt logged in another session, and a run may recompute the prompt's
+   session without that retrieval's (an outcome credited to another
+   retrieval of the prompt brings the prompt's session only:
+   lara_lineage_closure_select). So the prompt-level evidence, signals and
+   outcome events below are read by prompt, not by session. #}
 retrievals as (
 
-    select * from {{ ref('int_retrievals_scoped') }}
-    where {{ lara_in_session_rows_this_run('session_guid') }}
+    select
+        prompt_id,
+        retrieval_id
+    from {{ ref('int_retrievals_scoped') }}
+    {%- if is_incremental() %}
+    where prompt_id in (select prompts.prompt_id from prompts)
+    {%- endif %}
 
 ),
 
@@ -46,8 +57,14 @@ goal_labels as (
 
 retrieval_signals as (
 
-    select * from {{ ref('int_retrieval_signals') }}
-    where {{ lara_in_session_rows_this_run('session_guid') }}
+    select
+        retrieval_id,
+        first_use_evidence_at,
+        retrieval_driven_outcome_count
+    from {{ ref('int_retrieval_signals') }}
+    {%- if is_incremental() %}
+    where retrieval_id in (select retrievals.retrieval_id from retrievals)
+    {%- endif %}
 
 ),
 
@@ -77,7 +94,9 @@ prompt_outcome_events as (
     where
         is_retrieval_driven_outcome
         and not is_action_synthetic
-        and {{ lara_in_sessions_this_run('retrieval_session_guid') }}
+    {% if is_incremental() %}
+        and retrieval_prompt_id in (select prompts.prompt_id from prompts)
+    {% endif %}
     group by retrieval_prompt_id
 
 ),
