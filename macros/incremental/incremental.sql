@@ -260,7 +260,10 @@ tables_this_run as (
            retrievals of touched sessions and of the retrievals those
            actions name (a prompt's row sums its retrievals' use evidence
            and outcomes, which a new action in the retrieval's session or
-           naming it changes) (reason `lineage`).
+           naming it changes); and the sessions of the retrievals of the
+           prompts that actions of touched sessions name, with those
+           prompts' sessions (a reject or an agent action counts for the
+           retrievals of its prompt) (reason `lineage`).
         A session gets the first reason that applies in the order `loaded`,
         `lineage`, `label`: `label` means that only label tables reached it,
         so models without those tables in their lineage may skip it
@@ -319,8 +322,20 @@ tables_this_run as (
         select * from document_actions
     ),
 
+    {#- Prompts the actions of touched sessions name, logged in any session:
+        a reject or an agent action counts for the prompt's retrievals
+        (int_retrieval_reject_failures, int_retrieval_substitution_failures),
+        which may be in another session than the action. -#}
+    action_prompts as (
+        select prompt_id from {{ ref('base_lara__actions') }}
+        where
+            session_guid in (select session_guid from touched_lineage)
+            and prompt_id is not null
+    ),
+
     {#- Retrievals whose use or outcomes a new row may change: those of
-        touched sessions and those the lineage actions name. -#}
+        touched sessions, those the lineage actions name and those of the
+        prompts the touched sessions' actions name. -#}
     used_retrievals as (
         select session_guid, prompt_id
         from {{ ref('base_lara__retrievals') }}
@@ -329,6 +344,7 @@ tables_this_run as (
             or retrieval_id in (
                 select source_retrieval_id from lineage_actions where source_retrieval_id is not null
             )
+            or prompt_id in (select prompt_id from action_prompts)
     ),
 
     named_retrieval_sessions as (

@@ -21,7 +21,10 @@
       session; and the prompt sessions of the retrievals of touched sessions
       and of the retrievals those actions name, so that a prompt's row
       (fct_prompts: use evidence, outcomes) follows a retrieval of it logged
-      in another session.
+      in another session; and the sessions of the retrievals of the prompts
+      that new actions name, so that a user reject or an agent action
+      logged in another session than its prompt reaches the prompt's
+      retrievals.
     `is_for_every_model` (every reason but `label`) and one
     `has_loaded_<table>` flag per label table (lara_label_tables) say which
     models recompute the session: every session-grained model ref()s this

@@ -62,7 +62,13 @@ a retrieval whose prompt is logged in another session, by the temporal rule
 in the retrieval's own session, and then exports crediting the prompt's two
 retrievals, from two new sessions in two runs, must each reach the prompt's
 row in `fct_prompts` (first use evidence, outcome counts over all of its
-retrievals, whichever sessions the run recomputes).
+retrievals, whichever sessions the run recomputes). A relevance label of one
+of those retrievals recomputes its session only, which must still find its
+prompt in the other session; and a user reject naming the prompt only (the
+Tier 2 prompt fallback) must reach the latest of the prompt's retrievals,
+as an agent `place` in another session naming the prompt reaches its
+retrievals' substitution failures, and keeps them when a later run recomputes
+those retrievals without the agent's session.
 """
 
 from __future__ import annotations
@@ -110,7 +116,9 @@ def late_export(tmp_path_factory):
     misrouted = _misroute_a_credited_retrieval(raw, warehouse, root)
     prompted = _log_a_named_prompt_later(raw, warehouse, root)
     used = _use_a_retrieval_of_another_sessions_prompt(raw, warehouse, root)
+    substituted = _substitute_in_another_session(raw, warehouse, root)
     credited = _credit_the_retrievals_of_a_prompt_of_another_session(raw, warehouse, root)
+    labelled = _label_and_reject_retrievals_of_another_sessions_prompt(raw, warehouse, root)
 
     # A day-1 retrieval in scope that lineage can credit.
     retrieval_id, session_guid, before_outcomes, before_cross = _query(
@@ -167,7 +175,9 @@ def late_export(tmp_path_factory):
         "misrouted": misrouted,
         "prompted": prompted,
         "used": used,
+        "substituted": substituted,
         "credited": credited,
+        "labelled": labelled,
         "removed_after_next_run": _query(
             warehouse,
             "select _row_status from staging.base_lara__prompts where prompt_id = ?",
@@ -637,9 +647,10 @@ def test_a_label_misrouting_a_credited_retrieval_recomputes_the_crediting_sessio
     assert misrouted["sessions"]["late_editor_session_misrouted"] == "lineage"
 
 
-def _late_export(raw: Path, name: str, session_guid: str, hour: int, **names) -> None:
-    """Land a user export of a new session, dated LATE_DAY, naming what `names` gives
-    (prompt_id, source_retrieval_id): nothing else links it."""
+def _late_user_action(raw: Path, name: str, session_guid: str, hour: int, **fields) -> None:
+    """Land an action of a new session, dated LATE_DAY: a user export naming what
+    `fields` gives (prompt_id, source_retrieval_id; actor, action_type and
+    consumed_asset_id to change them), and nothing else that links it."""
     _write_jsonl(
         raw / "actions" / f"dt={LATE_DAY.isoformat()}" / f"{name}.jsonl",
         {
@@ -652,7 +663,7 @@ def _late_export(raw: Path, name: str, session_guid: str, hour: int, **names) ->
             "consumed_asset_id": None,
             "source_retrieval_id": None,
             "document_id": None,
-            **names,
+            **fields,
         },
     )
 
@@ -669,7 +680,7 @@ def _log_a_named_prompt_later(raw: Path, warehouse: Path, root: Path) -> dict:
         for row in pq.read_table(path).to_pylist()
         if not row["is_synthetic"] and row["surface"] == "chat"
     )
-    _late_export(
+    _late_user_action(
         raw,
         "late_export_prompted",
         "late_editor_session_prompted",
@@ -813,7 +824,7 @@ def _credit_the_retrievals_of_a_prompt_of_another_session(
         ("late_export_naming", "late_naming_retrieval"),
         ("late_export_named", "late_named_retrieval"),
     ):
-        _late_export(raw, name, f"{name}_session", 16, source_retrieval_id=retrieval_id)
+        _late_user_action(raw, name, f"{name}_session", 16, source_retrieval_id=retrieval_id)
         _build(raw, warehouse, root, ["build"])
         rows.append(_query(warehouse, PROMPT_ROW))
         reasons.append(
@@ -829,7 +840,50 @@ def _credit_the_retrievals_of_a_prompt_of_another_session(
         " from marts.fct_action_attributions"
         " where action_id in ('late_export_naming', 'late_export_named') order by action_id",
     )
-    return {"rows": rows, "reasons": reasons, "credited": credited}
+    return {
+        "rows": rows,
+        "reasons": reasons,
+        "credited": credited,
+        "substitutions": _query(warehouse, SUBSTITUTIONS),
+    }
+
+
+SUBSTITUTIONS = (
+    "select retrieval_id, retrieval_role, has_substitution_failure from marts.fct_retrievals"
+    " where retrieval_id in ('late_named_retrieval', 'late_naming_retrieval')"
+    " order by retrieval_id"
+)
+
+
+def _substitute_in_another_session(raw: Path, warehouse: Path, root: Path) -> dict:
+    """Land an agent `place` of an asset no retrieval returned, in a new session,
+    naming late_named_prompt (logged in another session, named by two retrievals
+    of two more); run. Record the prompt's retrievals."""
+    _late_user_action(
+        raw,
+        "late_agent_place",
+        "late_agent_session",
+        15,
+        prompt_id="late_named_prompt",
+        actor="agent",
+        action_type="place",
+        consumed_asset_id="late_substitute_asset",
+    )
+    before = _query(warehouse, SUBSTITUTIONS)
+    _build(raw, warehouse, root, ["build"])
+    return {"before": before, "after": _query(warehouse, SUBSTITUTIONS)}
+
+
+def test_an_agent_action_in_another_session_substitutes_for_its_prompts_retrievals(late_export):
+    # The action names the prompt only: the closure brings the sessions of the
+    # prompt's retrievals (both `find`, a substitution role); the two later runs
+    # that recompute one of those sessions each (credited exports, without the
+    # agent's session) must still read it by prompt.
+    substituted = late_export["substituted"]
+    roles = {"late_named_retrieval": "find", "late_naming_retrieval": "find"}
+    assert substituted["before"] == [(r, role, False) for r, role in roles.items()]
+    assert substituted["after"] == [(r, role, True) for r, role in roles.items()]
+    assert late_export["credited"]["substitutions"] == substituted["after"]
 
 
 def test_outcomes_credited_to_retrievals_of_another_sessions_prompt_count_in_its_row(
@@ -850,6 +904,81 @@ def test_outcomes_credited_to_retrievals_of_another_sessions_prompt_count_in_its
     assert second[:2] == (2, 2) and second[2] > first[2]
     for reasons in credited["reasons"]:
         assert reasons["late_prompt_session"] == "lineage", reasons
+
+
+def _label_and_reject_retrievals_of_another_sessions_prompt(
+    raw: Path, warehouse: Path, root: Path
+) -> dict:
+    """Land a relevance label of late_named_retrieval (its prompt is logged in
+    another session); run. Then a user reject_result of a new session naming
+    the prompt only (the Tier 2 prompt fallback); run. Record the prompt's two
+    retrievals and the sessions of each run."""
+    ((asset_id,),) = _query(
+        warehouse,
+        "select asset_id from intermediate.int_retrieval_assets"
+        " where retrieval_id = 'late_named_retrieval'",
+    )
+    _write_jsonl(
+        raw / "relevance_labels" / f"dt={LATE_DAY.isoformat()}" / "late-named-label.jsonl",
+        {
+            "retrieval_id": "late_named_retrieval",
+            "asset_id": asset_id,
+            "grade": 2,
+            "judge": "human",
+            "judged_at": f"{LATE_DAY.isoformat()}T17:00:00Z",
+        },
+    )
+    retrievals = (
+        "select retrieval_id, is_goal_labelled, has_reject_failure from marts.fct_retrievals"
+        " where retrieval_id in ('late_named_retrieval', 'late_naming_retrieval')"
+        " order by retrieval_id"
+    )
+    sessions = "select session_guid, reason from run_state.lara_sessions_this_run"
+    before = _query(warehouse, retrievals)
+    _build(raw, warehouse, root, ["build"])
+    labelled, labelled_sessions = _query(warehouse, retrievals), dict(_query(warehouse, sessions))
+    _late_user_action(
+        raw,
+        "late_reject_named",
+        "late_reject_session",
+        18,
+        prompt_id="late_named_prompt",
+        action_type="reject_result",
+    )
+    _build(raw, warehouse, root, ["build"])
+    return {
+        "before": before,
+        "labelled": labelled,
+        "labelled_sessions": labelled_sessions,
+        "rejected": _query(warehouse, retrievals),
+        "rejected_sessions": dict(_query(warehouse, sessions)),
+    }
+
+
+def test_a_label_of_a_retrieval_of_another_sessions_prompt_keeps_its_prompt(late_export):
+    # The label recomputes the retrieval's session only; fct_retrievals still
+    # finds the retrieval's prompt (and its goal labels) in the other session.
+    labelled = late_export["labelled"]
+    assert labelled["before"] == [
+        ("late_named_retrieval", False, False),
+        ("late_naming_retrieval", False, False),
+    ]
+    assert labelled["labelled_sessions"] == {"late_named_session": "label"}
+    assert labelled["labelled"] == labelled["before"]
+
+
+def test_a_reject_naming_another_sessions_prompt_reaches_its_latest_retrieval(late_export):
+    # The reject names the prompt only: the closure brings the sessions of the
+    # prompt's retrievals, and the fallback credits the latest of them (the two
+    # share an instant: the greatest retrieval_id).
+    labelled = late_export["labelled"]
+    assert labelled["rejected"] == [
+        ("late_named_retrieval", False, False),
+        ("late_naming_retrieval", False, True),
+    ]
+    sessions = labelled["rejected_sessions"]
+    assert sessions["late_reject_session"] == "loaded"
+    assert sessions["late_naming_session"] == sessions["late_named_session"] == "lineage"
 
 
 LABEL_DAY = START + dt.timedelta(days=2)

@@ -15,8 +15,11 @@
 
     Session-grained and incremental (strategy lara_replace_sessions): a run
     recomputes the retrievals of lara_sessions_this_run, with the
-    attributions crediting them and those of the actions of those sessions
-    (to tell which rejects are unattributed). -#}
+    attributions crediting them, and for the prompt fallback the rejects
+    naming their prompts and every retrieval of those prompts, in any
+    session (a reject or retrieval may name a prompt of another session;
+    the lineage closure brings the sessions of the retrievals of a prompt
+    a new action names). -#}
 {{ lara_session_grained_config() }}
 
 with
@@ -64,7 +67,23 @@ user_rejects as (
         and actor = 'user'
         and action_type = 'reject_result'
         and prompt_id is not null
-        and {{ lara_in_session_rows_this_run('session_guid') }}
+    {% if is_incremental() %}
+        and prompt_id in (select retrievals.prompt_id from retrievals)
+    {% endif %}
+
+),
+
+{# Every retrieval of those prompts: the fallback credits the latest. #}
+prompt_retrievals as (
+
+    select
+        retrieval_id,
+        prompt_id,
+        retrieved_at
+    from {{ ref('int_retrievals_scoped') }}
+    {%- if is_incremental() %}
+    where prompt_id in (select retrievals.prompt_id from retrievals)
+    {%- endif %}
 
 ),
 
@@ -76,10 +95,16 @@ attributed_rejects as (
 
 ),
 
+{# Whether those rejects have an attribution row (any retrieval). #}
 attributed_action_ids as (
 
     select distinct action_id
-    from attributions
+    from {{ ref('int_action_attributions') }}
+    where
+        not is_action_synthetic
+    {% if is_incremental() %}
+        and action_id in (select user_rejects.action_id from user_rejects)
+    {% endif %}
 
 ),
 
@@ -100,16 +125,16 @@ prompt_reject_candidates as (
 
     select
         unattributed_rejects.action_id,
-        retrievals.retrieval_id,
+        prompt_retrievals.retrieval_id,
         row_number() over (
             partition by unattributed_rejects.action_id
-            order by retrievals.retrieved_at desc, retrievals.retrieval_id desc
+            order by prompt_retrievals.retrieved_at desc, prompt_retrievals.retrieval_id desc
         ) as candidate_rank
     from unattributed_rejects
-    inner join retrievals
+    inner join prompt_retrievals
         on
-            unattributed_rejects.prompt_id = retrievals.prompt_id
-            and unattributed_rejects.acted_at >= retrievals.retrieved_at
+            unattributed_rejects.prompt_id = prompt_retrievals.prompt_id
+            and unattributed_rejects.acted_at >= prompt_retrievals.retrieved_at
 
 ),
 

@@ -12,8 +12,10 @@
     also counts. Other roles (browse, unknown) never get the flag.
 
     Session-grained and incremental (strategy lara_replace_sessions): a run
-    recomputes the retrievals of lara_sessions_this_run with the actions of
-    those sessions. -#}
+    recomputes the retrievals of lara_sessions_this_run with the agent
+    actions of their prompts, in any session (an action or retrieval may
+    name a prompt of another session; the lineage closure brings the
+    sessions of the retrievals of a prompt a new action names). -#}
 {{ lara_session_grained_config() }}
 
 with
@@ -47,7 +49,9 @@ agent_asset_uses as (
         and action_type in ('place', 'edit')
         and consumed_asset_id is not null
         and prompt_id is not null
-        and {{ lara_in_session_rows_this_run('session_guid') }}
+    {% if is_incremental() %}
+        and prompt_id in (select retrievals.prompt_id from retrievals)
+    {% endif %}
 
 ),
 

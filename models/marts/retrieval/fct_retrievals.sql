@@ -21,11 +21,16 @@ retrievals as (
 
 ),
 
+{# The retrievals' prompts and goal labels by prompt_id, in any session: a
+   retrieval may name a prompt logged in another session, which the run
+   need not recompute (a relevance label recomputes only the retrieval's). #}
 prompts as (
 
     select prompt_id
     from {{ ref('int_prompts_scoped') }}
-    where {{ lara_in_session_rows_this_run('session_guid') }}
+    {%- if is_incremental() %}
+    where prompt_id in (select retrievals.prompt_id from retrievals)
+    {%- endif %}
 
 ),
 
@@ -35,7 +40,9 @@ goal_labels as (
         prompt_id,
         goal_achieved
     from {{ ref('int_goal_labels_resolved') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    {%- if is_incremental() %}
+    where prompt_id in (select retrievals.prompt_id from retrievals)
+    {%- endif %}
 
 ),
 
