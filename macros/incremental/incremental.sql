@@ -322,10 +322,10 @@ tables_this_run as (
         select * from document_actions
     ),
 
-    {#- Prompts the actions of touched sessions name, logged in any session:
-        a reject or an agent action counts for the prompt's retrievals
-        (int_retrieval_reject_failures, int_retrieval_substitution_failures),
-        which may be in another session than the action. -#}
+    {# Prompts the actions of touched sessions name, logged in any session:
+       a reject or an agent action counts for the prompt's retrievals
+       (int_retrieval_reject_failures, int_retrieval_substitution_failures),
+       which may be in another session than the action. #}
     action_prompts as (
         select prompt_id from {{ ref('base_lara__actions') }}
         where
@@ -333,9 +333,9 @@ tables_this_run as (
             and prompt_id is not null
     ),
 
-    {#- Retrievals whose use or outcomes a new row may change: those of
-        touched sessions, those the lineage actions name and those of the
-        prompts the touched sessions' actions name. -#}
+    {# Retrievals whose use or outcomes a new row may change: those of
+       touched sessions, those the lineage actions name and those of the
+       prompts the touched sessions' actions name. #}
     used_retrievals as (
         select session_guid, prompt_id
         from {{ ref('base_lara__retrievals') }}
