@@ -68,7 +68,9 @@ prompt in the other session; and a user reject naming the prompt only (the
 Tier 2 prompt fallback) must reach the latest of the prompt's retrievals,
 as an agent `place` in another session naming the prompt reaches its
 retrievals' substitution failures, and keeps them when a later run recomputes
-those retrievals without the agent's session.
+those retrievals without the agent's session; and a later retrieval of the
+same session naming a `rewrite` prompt logged in another session re-searches
+the earlier one, also after runs that recompute it without that session.
 """
 
 from __future__ import annotations
@@ -91,6 +93,13 @@ LATE_DAY = START + dt.timedelta(days=20)
 def _query(warehouse: Path, sql: str, params: list | None = None) -> list[tuple]:
     with duckdb.connect(str(warehouse), read_only=True) as con:
         return con.execute(sql, params or []).fetchall()
+
+
+def _session_reasons(warehouse: Path) -> dict:
+    """The sessions the last run recomputed, with why (lara_sessions_this_run)."""
+    return dict(
+        _query(warehouse, "select session_guid, reason from run_state.lara_sessions_this_run")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +126,7 @@ def late_export(tmp_path_factory):
     prompted = _log_a_named_prompt_later(raw, warehouse, root)
     used = _use_a_retrieval_of_another_sessions_prompt(raw, warehouse, root)
     substituted = _substitute_in_another_session(raw, warehouse, root)
+    researched = _research_with_another_sessions_rewrite(raw, warehouse, root)
     credited = _credit_the_retrievals_of_a_prompt_of_another_session(raw, warehouse, root)
     labelled = _label_and_reject_retrievals_of_another_sessions_prompt(raw, warehouse, root)
 
@@ -176,6 +186,7 @@ def late_export(tmp_path_factory):
         "prompted": prompted,
         "used": used,
         "substituted": substituted,
+        "researched": researched,
         "credited": credited,
         "labelled": labelled,
         "removed_after_next_run": _query(
@@ -251,9 +262,7 @@ def _rewrite_without_a_prompt(raw: Path, warehouse: Path, root: Path) -> dict:
             "select _row_status from staging.base_lara__prompts where prompt_id = ?",
             [prompt_id],
         ),
-        "reasons": dict(
-            _query(warehouse, "select session_guid, reason from run_state.lara_sessions_this_run")
-        ),
+        "reasons": _session_reasons(warehouse),
     }
     late.write_text("")
     _build(raw, warehouse, root, ["build"])
@@ -631,9 +640,7 @@ def _misroute_a_credited_retrieval(raw: Path, warehouse: Path, root: Path) -> di
             " where retrieval_id = ?",
             [retrieval_id],
         ),
-        "sessions": dict(
-            _query(warehouse, "select session_guid, reason from run_state.lara_sessions_this_run")
-        ),
+        "sessions": _session_reasons(warehouse),
     }
 
 
@@ -721,9 +728,7 @@ def _log_a_named_prompt_later(raw: Path, warehouse: Path, root: Path) -> dict:
     return {
         "before": before,
         "after": state(),
-        "sessions": dict(
-            _query(warehouse, "select session_guid, reason from run_state.lara_sessions_this_run")
-        ),
+        "sessions": _session_reasons(warehouse),
     }
 
 
@@ -785,9 +790,7 @@ def _use_a_retrieval_of_another_sessions_prompt(raw: Path, warehouse: Path, root
             "select retrieval_id, attribution_method from marts.fct_action_attributions"
             " where action_id = 'late_select_named'",
         ),
-        "sessions": dict(
-            _query(warehouse, "select session_guid, reason from run_state.lara_sessions_this_run")
-        ),
+        "sessions": _session_reasons(warehouse),
     }
 
 
@@ -802,6 +805,58 @@ def test_a_late_use_of_a_retrieval_of_another_sessions_prompt_reaches_the_prompt
     assert first_before is None
     assert first_after == used["acted_at"] and loaded_after > loaded_before
     assert used["sessions"] == {"late_named_session": "loaded", "late_prompt_session": "lineage"}
+
+
+RESEARCH = (
+    "select has_research_failure from marts.fct_retrievals"
+    " where retrieval_id = 'late_named_retrieval'"
+)
+
+
+def _research_with_another_sessions_rewrite(raw: Path, warehouse: Path, root: Path) -> dict:
+    """Land, in late_named_retrieval's session and 30 s after it, a retrieval with
+    an unrelated query naming a `rewrite` prompt logged in a new session (the
+    re-search rule: a later retrieval whose prompt is a rewrite); run. Record
+    whether late_named_retrieval is re-searched (again after later runs)."""
+    (retrieval_path,) = raw.glob("retrievals/dt=*/late-named.jsonl")
+    (prompt_path,) = raw.glob("prompts/dt=*/late-named.jsonl")
+    retrieval = json.loads(retrieval_path.read_text())
+    prompt = json.loads(prompt_path.read_text())
+    at = dt.datetime.strptime(retrieval["ts"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    stamp = "%Y-%m-%dT%H:%M:%S.%fZ"
+    _write_jsonl(
+        retrieval_path.with_name("late-research.jsonl"),
+        {
+            **retrieval,
+            "retrieval_id": "late_research_retrieval",
+            "prompt_id": "late_research_prompt",
+            "ts": (at + dt.timedelta(seconds=30)).strftime(stamp),
+            "query_text": "zq unrelated research probe",
+        },
+    )
+    _write_jsonl(
+        prompt_path.with_name("late-research.jsonl"),
+        {
+            **prompt,
+            "prompt_id": "late_research_prompt",
+            "session_guid": "late_research_prompt_session",
+            "prompt_kind": "rewrite",
+            "ts": (at + dt.timedelta(seconds=20)).strftime(stamp),
+        },
+    )
+    before = _query(warehouse, RESEARCH)
+    _build(raw, warehouse, root, ["build"])
+    return {"before": before, "after": _query(warehouse, RESEARCH)}
+
+
+def test_a_later_retrieval_naming_another_sessions_rewrite_is_a_research(late_export):
+    # The later retrieval's prompt is a rewrite logged in another session; the
+    # two credited-export runs recompute late_named_retrieval's session without
+    # that one, and must still read the prompt's rewrite flag (by prompt).
+    researched = late_export["researched"]
+    assert researched["before"] == [(False,)]
+    assert researched["after"] == [(True,)]
+    assert late_export["credited"]["research"] == [(True,)]
 
 
 PROMPT_ROW = (
@@ -827,13 +882,7 @@ def _credit_the_retrievals_of_a_prompt_of_another_session(
         _late_user_action(raw, name, f"{name}_session", 16, source_retrieval_id=retrieval_id)
         _build(raw, warehouse, root, ["build"])
         rows.append(_query(warehouse, PROMPT_ROW))
-        reasons.append(
-            dict(
-                _query(
-                    warehouse, "select session_guid, reason from run_state.lara_sessions_this_run"
-                )
-            )
-        )
+        reasons.append(_session_reasons(warehouse))
     credited = _query(
         warehouse,
         "select action_id, retrieval_id, is_retrieval_driven_outcome"
@@ -845,6 +894,7 @@ def _credit_the_retrievals_of_a_prompt_of_another_session(
         "reasons": reasons,
         "credited": credited,
         "substitutions": _query(warehouse, SUBSTITUTIONS),
+        "research": _query(warehouse, RESEARCH),
     }
 
 
@@ -933,10 +983,9 @@ def _label_and_reject_retrievals_of_another_sessions_prompt(
         " where retrieval_id in ('late_named_retrieval', 'late_naming_retrieval')"
         " order by retrieval_id"
     )
-    sessions = "select session_guid, reason from run_state.lara_sessions_this_run"
     before = _query(warehouse, retrievals)
     _build(raw, warehouse, root, ["build"])
-    labelled, labelled_sessions = _query(warehouse, retrievals), dict(_query(warehouse, sessions))
+    labelled, labelled_sessions = _query(warehouse, retrievals), _session_reasons(warehouse)
     _late_user_action(
         raw,
         "late_reject_named",
@@ -951,7 +1000,7 @@ def _label_and_reject_retrievals_of_another_sessions_prompt(
         "labelled": labelled,
         "labelled_sessions": labelled_sessions,
         "rejected": _query(warehouse, retrievals),
-        "rejected_sessions": dict(_query(warehouse, sessions)),
+        "rejected_sessions": _session_reasons(warehouse),
     }
 
 
@@ -1127,9 +1176,7 @@ def test_only_the_two_sessions_are_recomputed(late_export):
         )
     }
     assert recomputed == {late_export["session_guid"], "late_editor_session_1"}
-    reasons = dict(
-        _query(warehouse, "select session_guid, reason from run_state.lara_sessions_this_run")
-    )
+    reasons = _session_reasons(warehouse)
     assert reasons == {"late_editor_session_1": "loaded", late_export["session_guid"]: "lineage"}
 
 

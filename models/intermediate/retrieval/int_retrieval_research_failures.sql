@@ -21,7 +21,9 @@
 
     Session-grained and incremental (strategy lara_replace_sessions): a run
     recomputes the retrievals of lara_sessions_this_run (the rule stays
-    within a session). -#}
+    within a session), with the rewrite flags of their prompts, read by
+    prompt_id: a retrieval may name a prompt logged in another session,
+    which the run need not recompute. -#}
 {{ lara_session_grained_config() }}
 
 with
@@ -58,7 +60,9 @@ prompt_rewrites as (
         prompt_id,
         is_rewrite
     from {{ ref('int_prompt_rewrite_flags') }}
-    where {{ lara_in_session_rows_this_run('session_guid') }}
+    {%- if is_incremental() %}
+    where prompt_id in (select retrievals.prompt_id from retrievals)
+    {%- endif %}
 
 ),
 
