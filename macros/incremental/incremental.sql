@@ -503,6 +503,22 @@ sessions_this_run as (
 {%- endmacro %}
 
 
+{% macro lara_in_prompts_of(relation, column='prompt_id') -%}
+    {#- A where-clause term keeping the rows whose `column` (default
+        prompt_id) is a prompt of the rows of `relation` (a CTE with a
+        prompt_id column): true on a full build, else the rows of those
+        prompts in any session. A retrieval's prompt may be logged in another
+        session (exports from the editor), which the run need not recompute,
+        so a model reads its retrievals' prompt-side rows, and its prompts'
+        retrievals, by prompt_id rather than by the sessions this run. -#}
+    {%- if is_incremental() -%}
+    {{ column }} in (select {{ relation }}.prompt_id from {{ relation }})
+    {%- else -%}
+    true
+    {%- endif -%}
+{%- endmacro %}
+
+
 {% macro lara_stamp_rows(cte, session_column='session_guid') %}
     {#- The final select of a session-grained incremental model: the rows of
         `cte` with their bookkeeping columns, `_lara_loaded_at` (this run) and

@@ -79,6 +79,16 @@ def day_by_day(tmp_path_factory):
         ).fetchone()[0]
     full = root / "full.duckdb"
     _build(landing, full, root, ["build"])
+    prompt_reads = {
+        target: {
+            model: " ".join(next(models.rglob(f"{model}.sql")).read_text().split()).lower()
+            for model in PROMPT_READ_MODELS
+        }
+        for target, models in (
+            ("incremental", compiled.parent),
+            ("full", root / "target-full" / "compiled" / "lara" / "models"),
+        )
+    }
     return {
         "incremental": after_schedule,
         "rerun": after_rerun,
@@ -86,6 +96,7 @@ def day_by_day(tmp_path_factory):
         "logs": logs,
         "rerun_log": rerun_log,
         "rerun_period_measures": rerun_period_measures,
+        "prompt_reads": prompt_reads,
         "batches": batches,
         "loaded_at_values": loaded_at,
         "whole_tables_after_schedule": whole_tables_after_schedule,
@@ -102,6 +113,15 @@ PERIOD_MEASURE_MODELS = {
     "agg_tier3_completion": "retrieval_date",
     "agg_stage_costs": "activity_date",
     "agg_prompts_per_session": "activity_date",
+}
+
+
+#: Models reading the rows of other sessions by prompt_id (lara_in_prompts_of), with the
+#: term their incremental runs must compile to.
+PROMPT_READ_MODELS = {
+    "fct_retrievals": "prompt_id in (select retrievals.prompt_id from retrievals)",
+    "fct_prompts": "retrieval_prompt_id in (select prompts.prompt_id from prompts)",
+    "int_prompts_scoped": "prompt_id in (select prompts.prompt_id from prompts)",
 }
 
 
@@ -381,6 +401,18 @@ def test_a_run_that_recomputes_no_day_reads_the_period_measures_back(day_by_day)
             text = " ".join(block.split()).lower()
             assert f'."{model}" where {day} is null' in text, (model, text)
             assert "group by" not in text and "(distinct" not in text, (model, text)
+
+
+def test_incremental_runs_read_prompt_side_rows_by_the_run_s_prompts(day_by_day):
+    # lara_in_prompts_of: an incremental run reads the rows of its retrievals' (or
+    # prompts') prompts by prompt_id, in any session; a full build reads every row,
+    # with no semi-join. That the values are right is the equality tests' job
+    # (test_incremental_late_export); this checks the read stays narrow.
+    for model, term in PROMPT_READ_MODELS.items():
+        assert term in day_by_day["prompt_reads"]["incremental"][model], model
+        full = day_by_day["prompt_reads"]["full"][model]
+        assert term not in full, model
+        assert "where true" in full or "and true" in full, model
 
 
 def test_rerun_changes_nothing(day_by_day):

@@ -67,9 +67,7 @@ user_rejects as (
         and actor = 'user'
         and action_type = 'reject_result'
         and prompt_id is not null
-    {% if is_incremental() %}
-        and prompt_id in (select retrievals.prompt_id from retrievals)
-    {% endif %}
+        and {{ lara_in_prompts_of('retrievals') }}
 
 ),
 
@@ -81,9 +79,7 @@ prompt_retrievals as (
         prompt_id,
         retrieved_at
     from {{ ref('int_retrievals_scoped') }}
-    {%- if is_incremental() %}
-    where prompt_id in (select retrievals.prompt_id from retrievals)
-    {%- endif %}
+    where {{ lara_in_prompts_of('retrievals') }}
 
 ),
 

@@ -60,9 +60,7 @@ prompt_rewrites as (
         prompt_id,
         is_rewrite
     from {{ ref('int_prompt_rewrite_flags') }}
-    {%- if is_incremental() %}
-    where prompt_id in (select retrievals.prompt_id from retrievals)
-    {%- endif %}
+    where {{ lara_in_prompts_of('retrievals') }}
 
 ),
 

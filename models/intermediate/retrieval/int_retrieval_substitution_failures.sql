@@ -49,9 +49,7 @@ agent_asset_uses as (
         and action_type in ('place', 'edit')
         and consumed_asset_id is not null
         and prompt_id is not null
-    {% if is_incremental() %}
-        and prompt_id in (select retrievals.prompt_id from retrievals)
-    {% endif %}
+        and {{ lara_in_prompts_of('retrievals') }}
 
 ),
 

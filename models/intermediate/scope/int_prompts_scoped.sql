@@ -29,18 +29,14 @@ retrievals as (
         prompt_id,
         retrieval_role
     from {{ ref('stg_lara__retrievals') }}
-    {%- if is_incremental() %}
-    where prompt_id in (select prompt_id from prompts)
-    {%- endif %}
+    where {{ lara_in_prompts_of('prompts') }}
 
 ),
 
 prompt_labels as (
 
     select * from {{ ref('int_prompt_labels_resolved') }}
-    {%- if is_incremental() %}
-    where prompt_id in (select prompt_id from prompts)
-    {%- endif %}
+    where {{ lara_in_prompts_of('prompts') }}
 
 ),
 

@@ -39,9 +39,7 @@ retrievals as (
         prompt_id,
         retrieval_id
     from {{ ref('int_retrievals_scoped') }}
-    {%- if is_incremental() %}
-    where prompt_id in (select prompts.prompt_id from prompts)
-    {%- endif %}
+    where {{ lara_in_prompts_of('prompts') }}
 
 ),
 
@@ -94,9 +92,7 @@ prompt_outcome_events as (
     where
         is_retrieval_driven_outcome
         and not is_action_synthetic
-    {% if is_incremental() %}
-        and retrieval_prompt_id in (select prompts.prompt_id from prompts)
-    {% endif %}
+        and {{ lara_in_prompts_of('prompts', 'retrieval_prompt_id') }}
     group by retrieval_prompt_id
 
 ),

@@ -28,9 +28,7 @@ prompts as (
 
     select prompt_id
     from {{ ref('int_prompts_scoped') }}
-    {%- if is_incremental() %}
-    where prompt_id in (select retrievals.prompt_id from retrievals)
-    {%- endif %}
+    where {{ lara_in_prompts_of('retrievals') }}
 
 ),
 
@@ -40,9 +38,7 @@ goal_labels as (
         prompt_id,
         goal_achieved
     from {{ ref('int_goal_labels_resolved') }}
-    {%- if is_incremental() %}
-    where prompt_id in (select retrievals.prompt_id from retrievals)
-    {%- endif %}
+    where {{ lara_in_prompts_of('retrievals') }}
 
 ),
 
