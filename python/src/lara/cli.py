@@ -198,6 +198,37 @@ def _unpublished_reason(gate: GateResult | None, gate_error: str | None) -> str:
     )
 
 
+def _print_out_of_memory_hint(full_refresh: bool) -> None:
+    """After a failed build: what to do when DuckDB ran out of its memory limit."""
+    from lara.dbt import out_of_memory_nodes, target_dir
+
+    nodes = out_of_memory_nodes(target_dir())
+    if not nodes:
+        return
+    limit = os.environ.get("LARA_DUCKDB_MEMORY_LIMIT", "3GB")
+    print(
+        f"lara: {', '.join(nodes)} ran out of DuckDB's memory limit "
+        f"(LARA_DUCKDB_MEMORY_LIMIT={limit}).",
+        file=sys.stderr,
+    )
+    if not full_refresh:
+        # README, "Incremental runs and late events": an incremental run that
+        # recomputes most sessions (raw files moved, many days delivered at
+        # once) plans its joins for a small run and can need more memory than
+        # a full build of the same files.
+        print(
+            "   An incremental run that reloads most of the history (the raw files moved to "
+            "another LARA_RAW_PATH, or many days delivered at once) needs more memory than a "
+            "full build: rebuild with `lara run --full-refresh`.",
+            file=sys.stderr,
+        )
+    print(
+        "   Otherwise raise LARA_DUCKDB_MEMORY_LIMIT (about 1 GB under the memory the "
+        "process may use) or lower LARA_THREADS.",
+        file=sys.stderr,
+    )
+
+
 def _run(args: argparse.Namespace, warehouse: Path) -> int:
     from lara.dbt import run_dbt
     from lara.generate import GeneratorConfig, generate
@@ -238,6 +269,7 @@ def _run(args: argparse.Namespace, warehouse: Path) -> int:
             "see the log above and logs/dbt.log)",
             file=sys.stderr,
         )
+        _print_out_of_memory_hint(full_refresh)
         return EXIT_BUILD_FAILED
 
     from lara.engine import target_name

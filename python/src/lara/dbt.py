@@ -52,3 +52,28 @@ def run_dbt(
         capture_output=capture,
         check=False,
     )
+
+
+def target_dir() -> Path:
+    """Where dbt writes run_results.json: DBT_TARGET_PATH, else <project>/target."""
+    configured = os.environ.get("DBT_TARGET_PATH")
+    return Path(configured) if configured else project_dir() / "target"
+
+
+def out_of_memory_nodes(target: Path) -> list[str]:
+    """The nodes of the last dbt invocation that failed with DuckDB's out-of-memory error.
+
+    Read from `target`/run_results.json; empty when the file is missing or
+    unreadable (dbt failed before running a node) or no node ran out of memory.
+    """
+    import json
+
+    try:
+        results = json.loads((target / "run_results.json").read_text())["results"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return [
+        str(result.get("unique_id", "?")).split(".")[-1]
+        for result in results
+        if result.get("status") == "error" and "Out of Memory" in str(result.get("message") or "")
+    ]

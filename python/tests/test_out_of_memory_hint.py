@@ -1,0 +1,106 @@
+"""`lara run` after a build that ran out of DuckDB's memory limit: it says so and what to do.
+
+An incremental run that recomputes most sessions (the raw files moved to
+another LARA_RAW_PATH, so every file looks new; or many days delivered at
+once) plans its joins for a small run: at 6M events over 30 days with the
+default 3GB pool, `fct_retrievals` and `fct_prompts` failed that way
+(measured 2026-12-05, README "Incremental runs and late events") while a full
+build of the same files passed. The run results below are shaped as dbt
+wrote them then (the message copied from that run); the build itself is
+replaced, so these tests need no warehouse.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lara import cli
+from lara.dbt import out_of_memory_nodes
+
+OUT_OF_MEMORY = (
+    "Runtime Error in model fct_retrievals (models/marts/retrieval/fct_retrievals.sql)\n"
+    "  Out of Memory Error: failed to pin block of size 256.0 KiB (2.7 GiB/2.7 GiB used)\n"
+    "  \n  Possible solutions:\n  * Reducing the number of threads (SET threads=X)\n"
+)
+
+
+def _write_run_results(target: Path, results: list[dict]) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "run_results.json").write_text(json.dumps({"results": results}))
+
+
+def _results() -> list[dict]:
+    return [
+        {"unique_id": "operation.lara.lara-on-run-start-0", "status": "success", "message": "ok"},
+        {"unique_id": "model.lara.fct_retrievals", "status": "error", "message": OUT_OF_MEMORY},
+        {
+            "unique_id": "model.lara.fct_prompts",
+            "status": "error",
+            "message": "Runtime Error in model fct_prompts\n  Binder Error: column x not found",
+        },
+        {
+            "unique_id": "test.lara.unique_fct_prompts_prompt_id.0a1b",
+            "status": "skipped",
+            "message": None,
+        },
+    ]
+
+
+def test_out_of_memory_nodes_names_only_the_nodes_that_ran_out_of_memory(tmp_path):
+    _write_run_results(tmp_path, _results())
+    assert out_of_memory_nodes(tmp_path) == ["fct_retrievals"]
+    # No run results (dbt stopped before any node) or an unreadable file: nothing to say.
+    assert out_of_memory_nodes(tmp_path / "missing") == []
+    (tmp_path / "run_results.json").write_text("{not json")
+    assert out_of_memory_nodes(tmp_path) == []
+
+
+@pytest.mark.parametrize("full_refresh", [False, True])
+def test_lara_run_explains_an_out_of_memory_build(tmp_path, monkeypatch, capsys, full_refresh):
+    raw, target = tmp_path / "raw", tmp_path / "target"
+    raw.mkdir()
+    monkeypatch.setenv("LARA_RAW_PATH", str(raw))
+    monkeypatch.setenv("LARA_DUCKDB_PATH", str(tmp_path / "warehouse.duckdb"))
+    monkeypatch.setenv("DBT_TARGET_PATH", str(target))
+    monkeypatch.setenv("LARA_DUCKDB_MEMORY_LIMIT", "3GB")
+    calls = []
+
+    def failing_build(args, raw_path, warehouse, extra_env=None, capture=False):
+        calls.append(list(args))
+        _write_run_results(target, _results())
+        return subprocess.CompletedProcess(args, 1)
+
+    monkeypatch.setattr("lara.dbt.run_dbt", failing_build)
+    code = cli.main(["run", *(["--full-refresh"] if full_refresh else [])])
+    err = capsys.readouterr().err
+    assert code == cli.EXIT_BUILD_FAILED
+    assert calls == [["build", "--full-refresh"] if full_refresh else ["build"]]
+    assert "fct_retrievals ran out of DuckDB's memory limit (LARA_DUCKDB_MEMORY_LIMIT=3GB)" in err
+    assert "fct_prompts" not in err.split("dbt build failed")[1]
+    assert "raise LARA_DUCKDB_MEMORY_LIMIT" in err
+    # A full refresh is the advice only to a run that was not one.
+    assert ("`lara run --full-refresh`" in err) is not full_refresh
+
+
+def test_lara_run_adds_nothing_to_a_build_that_failed_otherwise(tmp_path, monkeypatch, capsys):
+    raw, target = tmp_path / "raw", tmp_path / "target"
+    raw.mkdir()
+    monkeypatch.setenv("LARA_RAW_PATH", str(raw))
+    monkeypatch.setenv("LARA_DUCKDB_PATH", str(tmp_path / "warehouse.duckdb"))
+    monkeypatch.setenv("DBT_TARGET_PATH", str(target))
+
+    def failing_build(args, raw_path, warehouse, extra_env=None, capture=False):
+        _write_run_results(
+            target, [r for r in _results() if "fct_retrievals" not in r["unique_id"]]
+        )
+        return subprocess.CompletedProcess(args, 1)
+
+    monkeypatch.setattr("lara.dbt.run_dbt", failing_build)
+    assert cli.main(["run"]) == cli.EXIT_BUILD_FAILED
+    err = capsys.readouterr().err
+    assert "dbt build failed" in err
+    assert "memory" not in err
