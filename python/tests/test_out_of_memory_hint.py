@@ -1,11 +1,11 @@
 """`lara run` after a build that ran out of DuckDB's memory limit: it says so and what to do.
 
 An incremental run that recomputes most sessions (the raw files moved to
-another LARA_RAW_PATH, so every file looks new; or many days delivered at
-once) plans its joins for a small run: at 6M events over 30 days with the
-default 3GB pool, `fct_retrievals` and `fct_prompts` failed that way
-(measured 2026-12-05, README "Incremental runs and late events") while a full
-build of the same files passed. The run results below are shaped as dbt
+another LARA_RAW_PATH, so every file looks new; or 20 days delivered at once
+onto a 10-day warehouse) plans its joins for a small run: at 6M events over
+30 days with the default 3GB pool, `fct_retrievals` and `fct_prompts` failed
+that way (measured 2026-12-05, README "Incremental runs and late events")
+while a full build of the same files passed. The run results below are shaped as dbt
 wrote them then (the message copied from that run); the build itself is
 replaced, so these tests need no warehouse.
 """
