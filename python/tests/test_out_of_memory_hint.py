@@ -104,3 +104,64 @@ def test_lara_run_adds_nothing_to_a_build_that_failed_otherwise(tmp_path, monkey
     err = capsys.readouterr().err
     assert "dbt build failed" in err
     assert "memory" not in err
+
+
+def _warehouse_with_load_log(path: Path, files: list[str]) -> None:
+    import duckdb
+
+    with duckdb.connect(str(path)) as con:
+        con.execute("create schema run_state")
+        con.execute(
+            "create table run_state.lara_incremental_manifest"
+            " (table_name varchar, source_file varchar, partition_value varchar)"
+        )
+        for file in files:
+            con.execute(
+                "insert into run_state.lara_incremental_manifest"
+                " values ('prompts', ?, '2026-08-01')",
+                [file],
+            )
+
+
+@pytest.mark.parametrize(
+    ("loaded_under", "full_refresh", "builds"),
+    [
+        ("old", False, False),  # moved: stop before dbt, say what to do
+        ("old", True, True),  # a full refresh is what the message asks for
+        ("new", False, True),  # the same root: the daily incremental run
+        (None, False, True),  # no warehouse yet
+    ],
+)
+def test_lara_run_stops_when_the_raw_files_moved(
+    tmp_path, monkeypatch, capsys, loaded_under, full_refresh, builds
+):
+    """A warehouse whose load log knows only files under another folder than
+    LARA_RAW_PATH: an incremental run would read every file as new and
+    recompute every session (out of memory at 6M events); `lara run` stops
+    and asks for a full refresh or the old path."""
+    new, warehouse = tmp_path / "new raw", tmp_path / "warehouse.duckdb"
+    new.mkdir()
+    if loaded_under:
+        root = tmp_path / "old raw" if loaded_under == "old" else new
+        _warehouse_with_load_log(
+            warehouse, [f"{root}/prompts/dt=2026-08-01/part-{n}.parquet" for n in range(3)]
+        )
+    monkeypatch.setenv("LARA_RAW_PATH", str(new))
+    monkeypatch.setenv("LARA_DUCKDB_PATH", str(warehouse))
+    monkeypatch.setenv("DBT_TARGET_PATH", str(tmp_path / "target"))
+    calls = []
+
+    def build(args, raw_path, warehouse, extra_env=None, capture=False):
+        calls.append(list(args))
+        return subprocess.CompletedProcess(args, 1)  # stop after the build either way
+
+    monkeypatch.setattr("lara.dbt.run_dbt", build)
+    code = cli.main(["run", *(["--full-refresh"] if full_refresh else [])])
+    err = capsys.readouterr().err
+    assert code == cli.EXIT_BUILD_FAILED
+    assert bool(calls) is builds
+    if builds:
+        assert "none under" not in err
+    else:
+        assert f"has loaded files under {tmp_path / 'old raw'}, and none under" in err
+        assert "`lara run --full-refresh`" in err and "Nothing was done" in err

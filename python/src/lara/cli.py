@@ -198,6 +198,37 @@ def _unpublished_reason(gate: GateResult | None, gate_error: str | None) -> str:
     )
 
 
+def _moved_raw_root(warehouse: Path, raw_env: str, raw_path: Path) -> str | None:
+    """The folder the warehouse loaded its raw files from, when none is under this raw path.
+
+    Read from the load log (run_state.lara_incremental_manifest, which knows
+    files by their full path); None when there is no DuckDB warehouse or load
+    log yet, when it cannot be read (another process writes it), or when any
+    loaded file is under `raw_env` or `raw_path` (its resolved form).
+    """
+    from lara.engine import target_name
+
+    if target_name() == "spark" or not warehouse.is_file():
+        return None
+    import duckdb
+
+    roots = sorted({raw_env.rstrip("/") + "/", str(raw_path).rstrip("/") + "/"})
+    try:
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            files, under, example = con.execute(
+                "select count(*), count(*) filter (where "
+                + " or ".join("starts_with(source_file, ?)" for _ in roots)
+                + "), min(source_file) from run_state.lara_incremental_manifest",
+                roots,
+            ).fetchone()
+    except duckdb.Error:
+        return None
+    if not files or under:
+        return None
+    # <root>/<table>/dt=<partition>/<file>
+    return example.rsplit("/", 3)[0]
+
+
 def _print_out_of_memory_hint(full_refresh: bool) -> None:
     """After a failed build: what to do when DuckDB ran out of its memory limit."""
     from lara.dbt import out_of_memory_nodes, target_dir
@@ -255,6 +286,17 @@ def _run(args: argparse.Namespace, warehouse: Path) -> int:
     # would not re-read: rebuild it from scratch. Real logs (LARA_RAW_PATH)
     # build incrementally unless --full-refresh is given.
     full_refresh = args.full_refresh or not raw_env
+    moved_from = None if full_refresh else _moved_raw_root(warehouse, raw_env, raw_path)
+    if moved_from:
+        print(
+            f"lara: the warehouse {warehouse} has loaded files under {moved_from}, and none under "
+            f"LARA_RAW_PATH={raw_path}. An incremental run would read every file again as new and "
+            "recompute every session, which needs more memory than a full build (README, "
+            '"Incremental runs and late events"). If the raw files moved, rebuild with '
+            "`lara run --full-refresh`; otherwise point LARA_RAW_PATH back. Nothing was done.",
+            file=sys.stderr,
+        )
+        return EXIT_BUILD_FAILED
     dbt_args = ["build", "--full-refresh"] if full_refresh else ["build"]
     if args.full_test:
         # The weekly full test run: data tests over whole tables and the unit
