@@ -102,7 +102,8 @@ _RUN_CODES = (
     ("0", "built and published: every dbt model and test passed; gate passed or only warned"),
     (
         "1",
-        "build failed (a dbt model or test, or dbt docs), or LARA_RAW_PATH is not a folder; "
+        "build failed (a dbt model or test, or dbt docs), or LARA_RAW_PATH is not a folder, "
+        "or the warehouse loaded no file under it (moved files: --full-refresh); "
         "nothing new published",
     ),
     (
