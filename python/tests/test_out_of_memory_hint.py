@@ -1,4 +1,8 @@
-"""`lara run` after a build that ran out of DuckDB's memory limit: it says so and what to do.
+"""`lara run` and runs that need more memory than a full build: it says so and what to do.
+
+After a build in which a model ran out of DuckDB's memory limit, `lara run`
+names the models and the remedies; and before building, when the warehouse's
+load log knows no file under LARA_RAW_PATH (the files moved), it stops.
 
 An incremental run that recomputes most sessions (the raw files moved to
 another LARA_RAW_PATH, so every file looks new; or 20 days delivered at once
@@ -7,7 +11,7 @@ onto a 10-day warehouse) plans its joins for a small run: at 6M events over
 that way (measured 2026-12-05, README "Incremental runs and late events")
 while a full build of the same files passed. The run results below are shaped as dbt
 wrote them then (the message copied from that run); the build itself is
-replaced, so these tests need no warehouse.
+replaced, so these tests run no dbt (the load log is a table written here).
 """
 
 from __future__ import annotations
