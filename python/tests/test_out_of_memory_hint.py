@@ -133,6 +133,7 @@ def _warehouse_with_load_log(path: Path, files: list[str]) -> None:
         ("old", False, False),  # moved: stop before dbt, say what to do
         ("old", True, True),  # a full refresh is what the message asks for
         ("new", False, True),  # the same root: the daily incremental run
+        ("relative", False, True),  # the same root, loaded by dbt run from the project folder
         (None, False, True),  # no warehouse yet
     ],
 )
@@ -143,12 +144,14 @@ def test_lara_run_stops_when_the_raw_files_moved(
     LARA_RAW_PATH: an incremental run would read every file as new and
     recompute every session (out of memory at 6M events); `lara run` stops
     and asks for a full refresh or the old path."""
-    new, warehouse = tmp_path / "new raw", tmp_path / "warehouse.duckdb"
-    new.mkdir()
+    # A folder named like a table, to show the root is cut at the last `/<table>/`.
+    new, warehouse = tmp_path / "prompts" / "new raw", tmp_path / "warehouse.duckdb"
+    new.mkdir(parents=True)
+    monkeypatch.setattr("lara.cli.project_dir", lambda: tmp_path / "prompts")
     if loaded_under:
-        root = tmp_path / "old raw" if loaded_under == "old" else new
+        root = {"old": tmp_path / "old raw", "new": new, "relative": "new raw"}[loaded_under]
         _warehouse_with_load_log(
-            warehouse, [f"{root}/prompts/dt=2026-08-01/part-{n}.parquet" for n in range(3)]
+            warehouse, [f"{root}/prompts/dt=2026-08-0{n}/part-0.parquet" for n in range(1, 4)]
         )
     monkeypatch.setenv("LARA_RAW_PATH", str(new))
     monkeypatch.setenv("LARA_DUCKDB_PATH", str(warehouse))

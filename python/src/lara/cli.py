@@ -199,13 +199,14 @@ def _unpublished_reason(gate: GateResult | None, gate_error: str | None) -> str:
     )
 
 
-def _moved_raw_root(warehouse: Path, raw_env: str, raw_path: Path) -> str | None:
-    """The folder the warehouse loaded its raw files from, when none is under this raw path.
+def _moved_raw_root(warehouse: Path, raw_path: Path) -> str | None:
+    """The folder the warehouse loaded its raw files from, when none is `raw_path`.
 
     Read from the load log (run_state.lara_incremental_manifest, which knows
-    files by their full path); None when there is no DuckDB warehouse or load
-    log yet, when it cannot be read (another process writes it), or when any
-    loaded file is under `raw_env` or `raw_path` (its resolved form).
+    files by their path as dbt listed them: `<root>/<table>/...`, relative
+    paths from the project folder, where `lara run` runs dbt). None when there
+    is no DuckDB warehouse or load log yet, when it cannot be read (another
+    process writes it), or when some file was loaded from `raw_path`.
     """
     from lara.engine import target_name
 
@@ -213,21 +214,17 @@ def _moved_raw_root(warehouse: Path, raw_env: str, raw_path: Path) -> str | None
         return None
     import duckdb
 
-    roots = sorted({raw_env.rstrip("/") + "/", str(raw_path).rstrip("/") + "/"})
     try:
         with duckdb.connect(str(warehouse), read_only=True) as con:
-            files, under, example = con.execute(
-                "select count(*), count(*) filter (where "
-                + " or ".join("starts_with(source_file, ?)" for _ in roots)
-                + "), min(source_file) from run_state.lara_incremental_manifest",
-                roots,
-            ).fetchone()
+            loaded = con.execute(
+                "select distinct table_name, source_file from run_state.lara_incremental_manifest"
+            ).fetchall()
     except duckdb.Error:
         return None
-    if not files or under:
+    roots = {file.rsplit(f"/{table}/", 1)[0] for table, file in loaded if f"/{table}/" in file}
+    if not roots or any((project_dir() / root).resolve() == raw_path for root in roots):
         return None
-    # <root>/<table>/dt=<partition>/<file>
-    return example.rsplit("/", 3)[0]
+    return ", ".join(sorted(roots))
 
 
 def _print_out_of_memory_hint(full_refresh: bool) -> None:
@@ -287,7 +284,7 @@ def _run(args: argparse.Namespace, warehouse: Path) -> int:
     # would not re-read: rebuild it from scratch. Real logs (LARA_RAW_PATH)
     # build incrementally unless --full-refresh is given.
     full_refresh = args.full_refresh or not raw_env
-    moved_from = None if full_refresh else _moved_raw_root(warehouse, raw_env, raw_path)
+    moved_from = None if full_refresh else _moved_raw_root(warehouse, raw_path)
     if moved_from:
         print(
             f"lara: the warehouse {warehouse} has loaded files under {moved_from}, and none under "
