@@ -548,12 +548,17 @@ left join sessions_this_run
     {%- set column = config.get('lara_session_column', 'session_guid') -%}
     {%- set columns = get_quoted_csv(arg_dict['dest_columns'] | map(attribute='name')) -%}
     {%- set key = config.get('lara_recompute_key') %}
+    {%- if lara_is_bulk_run() %}
+    {#- a bulk run recomputed every row (macros/incremental/bulk.sql) #}
+    delete from {{ target }};
+    {%- else %}
     delete from {{ target }}
     where
         {{ column }} in (select session_guid from ({{ lara_sessions_this_run_select() }}) as recomputed)
         {%- if key %}
         or {{ key }} in (select {{ key }} from {{ arg_dict['temp_relation'] }})
         {%- endif %};
+    {%- endif %}
     insert into {{ target }} ({{ columns }})
     select {{ columns }} from {{ arg_dict['temp_relation'] }}
 {% endmacro %}

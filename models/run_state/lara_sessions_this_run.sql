@@ -88,11 +88,64 @@ touched as {{ lara_materialized_cte() }} (
 
 ),
 
-sessions as (
+closure as {{ lara_materialized_cte() }} (
 
     {{ lara_lineage_closure_select('touched') }}
 
 ),
+
+{#- A bulk run (macros/incremental/bulk.sql; DuckDB only): the closure holds
+    at least var lara_bulk_run_share of the sessions (counted approximately
+    over the prompts: a threshold, not a result), so every session with a
+    row is recomputed, as on a full build, with reason `bulk`. -#}
+{%- if target.type == 'duckdb' %}
+is_bulk as (
+
+    select
+        (select count(*) from closure)
+        >= {{ var('lara_bulk_run_share') | float }} * (
+            select approx_count_distinct(session_guid) from {{ ref('base_lara__prompts') }}
+        ) as is_bulk_run
+
+),
+
+all_sessions as (
+
+    select distinct base_rows.session_guid
+    from (
+        {% for table_name in ['prompts', 'retrievals', 'actions'] -%}
+        select session_guid from {{ ref('base_lara__' ~ table_name) }}
+        {% if not loop.last %}union all
+        {% endif %}
+        {%- endfor %}
+    ) as base_rows
+    where
+        base_rows.session_guid is not null
+        and (select is_bulk.is_bulk_run from is_bulk)
+
+),
+
+sessions as (
+
+    select
+        closure.session_guid,
+        closure.reason
+    from closure
+    where not (select is_bulk.is_bulk_run from is_bulk)
+    union all
+    select
+        all_sessions.session_guid,
+        'bulk' as reason
+    from all_sessions
+
+),
+{%- else %}
+sessions as (
+
+    select * from closure
+
+),
+{%- endif %}
 
 label_flags as (
 

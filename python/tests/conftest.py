@@ -7,6 +7,7 @@ and built once per test session and shared read-only by the tests.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,13 @@ import duckdb
 import pytest
 
 from lara.dbt import run_dbt
+
+# Incremental runs in the tests stay incremental: a run that recomputes half of
+# a small sample's sessions (the second day of three) would otherwise be a bulk
+# run (var lara_bulk_run_share, macros/incremental/bulk.sql) and build the
+# session-grained models with their full-build SQL. test_incremental_bulk.py
+# sets the default back for the bulk runs it tests.
+os.environ.setdefault("LARA_BULK_RUN_SHARE", "2")
 
 
 @dataclass(frozen=True)

@@ -242,13 +242,13 @@ def _print_out_of_memory_hint(full_refresh: bool) -> None:
     )
     if not full_refresh:
         # README, "Incremental runs and late events": an incremental run that
-        # recomputes most sessions (raw files moved, many days delivered at
-        # once) plans its joins for a small run and can need more memory than
-        # a full build of the same files.
+        # recomputes many sessions but fewer than var lara_bulk_run_share
+        # plans its joins for a small run and can need more memory than a
+        # full build of the same files.
         print(
-            "   An incremental run that reloads most of the history (the raw files moved to "
-            "another LARA_RAW_PATH, or many days delivered at once) needs more memory than a "
-            "full build: rebuild with `lara run --full-refresh`.",
+            "   If this run loaded many days at once, rebuild with `lara run --full-refresh`, "
+            "or lower LARA_BULK_RUN_SHARE (default 0.5) so that runs recomputing that share of "
+            "the sessions are built like a full build.",
             file=sys.stderr,
         )
     print(
@@ -288,10 +288,10 @@ def _run(args: argparse.Namespace, warehouse: Path) -> int:
     if moved_from:
         print(
             f"lara: the warehouse {warehouse} has loaded files under {moved_from}, and none under "
-            f"LARA_RAW_PATH={raw_path}. An incremental run would read every file again as new and "
-            "recompute every session, which needs more memory than a full build (README, "
-            '"Incremental runs and late events"). If the raw files moved, rebuild with '
-            "`lara run --full-refresh`; otherwise point LARA_RAW_PATH back. Nothing was done.",
+            f"LARA_RAW_PATH={raw_path}. If the raw files moved, rebuild with "
+            "`lara run --full-refresh` (an incremental run would read every file again as new and "
+            'recompute every session, README "Incremental runs and late events"); otherwise '
+            "point LARA_RAW_PATH back. Nothing was done.",
             file=sys.stderr,
         )
         return EXIT_BUILD_FAILED
