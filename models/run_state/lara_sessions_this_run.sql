@@ -47,6 +47,16 @@
     {%- set is_full_build = run_query('select is_full_build from ' ~ limits).columns[0].values()[0] -%}
 {%- endif %}
 
+{#- The session of every row of the event tables, in any status. -#}
+{%- set base_session_rows -%}
+{%- for table_name in ['prompts', 'retrievals', 'actions'] %}
+select session_guid from {{ ref('base_lara__' ~ table_name) }}
+{%- if not loop.last %}
+union all
+{%- endif %}
+{%- endfor %}
+{%- endset %}
+
 with
 
 clean_events as (
@@ -71,13 +81,7 @@ sessions as (
     select distinct
         base_rows.session_guid,
         'full_build' as reason
-    from (
-        {% for table_name in ['prompts', 'retrievals', 'actions'] -%}
-        select session_guid from {{ ref('base_lara__' ~ table_name) }}
-        {% if not loop.last %}union all
-        {% endif %}
-        {%- endfor %}
-    ) as base_rows
+    from ({{ base_session_rows }}) as base_rows
     where base_rows.session_guid is not null
 
 ),
@@ -112,13 +116,7 @@ is_bulk as (
 all_sessions as (
 
     select distinct base_rows.session_guid
-    from (
-        {% for table_name in ['prompts', 'retrievals', 'actions'] -%}
-        select session_guid from {{ ref('base_lara__' ~ table_name) }}
-        {% if not loop.last %}union all
-        {% endif %}
-        {%- endfor %}
-    ) as base_rows
+    from ({{ base_session_rows }}) as base_rows
     where
         base_rows.session_guid is not null
         and (select is_bulk.is_bulk_run from is_bulk)
