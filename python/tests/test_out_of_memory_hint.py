@@ -172,3 +172,21 @@ def test_lara_run_stops_when_the_raw_files_moved(
     else:
         assert f"has loaded files under {tmp_path / 'old raw'}, and none under" in err
         assert "`lara run --full-refresh`" in err and "Nothing was done" in err
+
+
+def test_the_moved_folders_are_printed_with_control_characters_escaped(
+    tmp_path, monkeypatch, capsys
+):
+    """A root is cut at a file's last `/<table>/`, so a delivered folder named
+    like a table makes part of it: its control characters reach no terminal."""
+    new, warehouse = tmp_path / "new", tmp_path / "warehouse.duckdb"
+    new.mkdir()
+    hostile = f"{tmp_path}/old/prompts/dt=2026-08-01/\x1b[2J\x1b]0;owned\x07/prompts/part-0.parquet"
+    _warehouse_with_load_log(warehouse, [hostile])
+    monkeypatch.setenv("LARA_RAW_PATH", str(new))
+    monkeypatch.setenv("LARA_DUCKDB_PATH", str(warehouse))
+    monkeypatch.setattr("lara.dbt.run_dbt", lambda *a, **k: pytest.fail("dbt was run"))
+    assert cli.main(["run"]) == cli.EXIT_BUILD_FAILED
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err
+    assert "dt=2026-08-01/\\x1b[2J\\x1b]0;owned\\x07, and none under" in err

@@ -200,7 +200,7 @@ def _unpublished_reason(gate: GateResult | None, gate_error: str | None) -> str:
 
 
 def _moved_raw_root(warehouse: Path, raw_path: Path) -> str | None:
-    """The folder the warehouse loaded its raw files from, when none is `raw_path`.
+    """The folders the warehouse loaded its raw files from (printable), when none is `raw_path`.
 
     Read from the load log (run_state.lara_incremental_manifest, which knows
     files by their path as dbt listed them: `<root>/<table>/...`, relative
@@ -224,7 +224,11 @@ def _moved_raw_root(warehouse: Path, raw_path: Path) -> str | None:
     roots = {file.rsplit(f"/{table}/", 1)[0] for table, file in loaded if f"/{table}/" in file}
     if not roots or any((project_dir() / root).resolve() == raw_path for root in roots):
         return None
-    return ", ".join(sorted(roots))
+    # A root ends at a file's last `/<table>/`, so a delivered folder name can be part of
+    # it: printed with control characters escaped.
+    from lara.gate.safe import printable
+
+    return ", ".join(printable(root) for root in sorted(roots))
 
 
 def _print_out_of_memory_hint(full_refresh: bool) -> None:
