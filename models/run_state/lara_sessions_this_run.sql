@@ -42,6 +42,9 @@
 -- depends_on: {{ ref('base_lara__' ~ table_name) }}
 {%- endfor %}
 
+{#- Checked on every build and at parse time, not only by incremental runs. #}
+{%- set bulk_run_share = lara_bulk_run_share() -%}
+
 {%- set is_full_build = true -%}
 {%- if execute and load_relation(limits) is not none -%}
     {%- set is_full_build = run_query('select is_full_build from ' ~ limits).columns[0].values()[0] -%}
@@ -99,17 +102,24 @@ closure as {{ lara_materialized_cte() }} (
 ),
 
 {#- A bulk run (macros/incremental/bulk.sql; DuckDB only): the closure holds
-    at least var lara_bulk_run_share of the sessions (counted approximately
-    over the prompts: a threshold, not a result), so every session with a
-    row is recomputed, as on a full build, with reason `bulk`. -#}
+    at least one session and at least var lara_bulk_run_share of the
+    sessions (counted approximately over the prompts: a threshold, not a
+    result), so every session with a row is recomputed, as on a full build,
+    with reason `bulk`. A run that touches no session is never one, even
+    when the share is 0 or the warehouse has no prompt yet. -#}
 {%- if target.type == 'duckdb' %}
 is_bulk as (
 
     select
-        (select count(*) from closure)
-        >= {{ var('lara_bulk_run_share') | float }} * (
-            select approx_count_distinct(session_guid) from {{ ref('base_lara__prompts') }}
-        ) as is_bulk_run
+        counted.closure_sessions > 0
+        and counted.closure_sessions >= {{ bulk_run_share }} * counted.prompt_sessions as is_bulk_run
+    from (
+        select
+            (select count(*) from closure) as closure_sessions,
+            (
+                select approx_count_distinct(session_guid) from {{ ref('base_lara__prompts') }}
+            ) as prompt_sessions
+    ) as counted
 
 ),
 

@@ -11,7 +11,8 @@ their tables before inserting.
 
 A sample with bad rows is delivered as a first day, then every later file at
 once (a backfill), then nothing new: the backfill is a bulk run, the run
-after it is not, and the warehouse equals a full refresh over the same files
+after it is not (not even with a share of 0: a run that touches no session is
+never a bulk run), and the warehouse equals a full refresh over the same files
 after each.
 """
 
@@ -65,6 +66,8 @@ def backfill(tmp_path_factory):
             "run": (target / "run/lara/models/marts/retrieval/fct_retrievals.sql").read_text(),
             "snapshot": snapshot(incremental),
         }
+        # Nothing new, and a share of 0: a run that touches no session is not a bulk run.
+        patch.setenv("LARA_BULK_RUN_SHARE", "0")
         build(landing, incremental, root, ["build"])
         runs["idle"] = {"reasons": _reasons(incremental), "snapshot": snapshot(incremental)}
         build(landing, full, root, ["build"])
@@ -91,7 +94,8 @@ def test_a_bulk_run_builds_session_grained_models_with_their_full_build_sql(back
 
 
 def test_the_run_after_a_bulk_run_is_incremental_again(backfill):
-    assert "bulk" not in backfill["idle"]["reasons"]
+    # with nothing new it recomputes no session, even with LARA_BULK_RUN_SHARE=0
+    assert backfill["idle"]["reasons"] == {}
 
 
 @pytest.mark.parametrize("run", ["backfill", "idle"])

@@ -8,7 +8,9 @@ fails it. Two tests: a static one over the parsed manifest (every var a unit
 test's model reads, directly or through the project's macros, is pinned),
 and a real build with `--vars '{lara_k: 5}'` on a small sample: the models and
 data tests, then the unit tests selected explicitly (`--select test_type:unit`,
-which also overrides a default selector that leaves unit tests out).
+which also overrides a default selector that leaves unit tests out). And a
+setting that must be a number stops `dbt parse` with its name when it is not
+(LARA_BULK_RUN_SHARE).
 """
 
 from __future__ import annotations
@@ -100,3 +102,22 @@ def test_dbt_build_with_another_k_passes_and_uses_it(k5_sample):
     assert passed and int(passed.group(1)) >= 30, log[-2000:]
     for mart in ("agg_tier1_quality", "agg_tier1_weighted"):
         assert k5_sample.query(f"select distinct k from marts.{mart}") == [(5,)], mart
+
+
+@pytest.mark.parametrize("share", ["0,5", "-1"])
+def test_a_bulk_run_share_that_is_not_a_number_stops_the_build_with_its_name(tmp_path, share):
+    # Jinja's float filter reads "0,5" as 0: every run touching a session would be a bulk run.
+    parsed = run_dbt(
+        ["parse"],
+        tmp_path / "raw",
+        tmp_path / "lara.duckdb",
+        extra_env={
+            "LARA_BULK_RUN_SHARE": share,
+            "DBT_TARGET_PATH": str(tmp_path / "target"),
+            "DBT_LOG_PATH": str(tmp_path / "logs"),
+        },
+        capture=True,
+    )
+    log = parsed.stdout + parsed.stderr
+    assert parsed.returncode != 0, log[-2000:]
+    assert "LARA_BULK_RUN_SHARE" in log and f'"{share}"' in log, log[-2000:]
