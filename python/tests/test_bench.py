@@ -259,6 +259,25 @@ def test_spans_option() -> None:
     assert parser.parse_args(["--spans", "0"]).spans == 0
 
 
+def test_threads_come_from_lara_threads_and_a_bad_value_is_a_usage_error(monkeypatch, capsys):
+    from lara.cli import build_parser
+
+    monkeypatch.setenv("LARA_THREADS", "3")
+    parser = argparse.ArgumentParser()
+    bench.add_bench_arguments(parser)
+    assert parser.parse_args([]).threads == 3
+    assert parser.parse_args(["--threads", "1"]).threads == 1
+    monkeypatch.setenv("LARA_THREADS", "two")
+    # Every other command still parses (the parser is built for every command) ...
+    assert build_parser().parse_args(["run"]).command == "run"
+    # ... and `lara bench` stops with a usage error naming the setting.
+    for args in (["bench"], ["bench", "--threads", "0"]):
+        with pytest.raises(SystemExit) as stopped:
+            build_parser().parse_args(args)
+        assert stopped.value.code == 2
+        assert "must be a whole number of at least 1" in capsys.readouterr().err
+
+
 def test_the_one_day_run_delivers_every_table_of_the_last_day_only():
     # Yesterday's warehouse holds every partition before the last day and the
     # undated ones; the day is every table's partition of the last day (labels

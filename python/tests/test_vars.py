@@ -10,7 +10,7 @@ and a real build with `--vars '{lara_k: 5}'` on a small sample: the models and
 data tests, then the unit tests selected explicitly (`--select test_type:unit`,
 which also overrides a default selector that leaves unit tests out). And a
 setting that must be a number stops `dbt parse` with its name when it is not
-(LARA_BULK_RUN_SHARE).
+(LARA_BULK_RUN_SHARE, LARA_THREADS).
 """
 
 from __future__ import annotations
@@ -104,15 +104,24 @@ def test_dbt_build_with_another_k_passes_and_uses_it(k5_sample):
         assert k5_sample.query(f"select distinct k from marts.{mart}") == [(5,)], mart
 
 
-@pytest.mark.parametrize("share", ["0,5", "-1"])
-def test_a_bulk_run_share_that_is_not_a_number_stops_the_build_with_its_name(tmp_path, share):
-    # Jinja's float filter reads "0,5" as 0: every run touching a session would be a bulk run.
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        # Jinja's float filter reads "0,5" as 0: every run touching a session would be bulk.
+        ("LARA_BULK_RUN_SHARE", "0,5"),
+        ("LARA_BULK_RUN_SHARE", "-1"),
+        # `| int` reads "two" as 0 threads: dbt stopped with a traceback.
+        ("LARA_THREADS", "two"),
+        ("LARA_THREADS", "0"),
+    ],
+)
+def test_a_setting_that_is_not_a_number_stops_dbt_with_its_name(tmp_path, setting, value):
     parsed = run_dbt(
         ["parse"],
         tmp_path / "raw",
         tmp_path / "lara.duckdb",
         extra_env={
-            "LARA_BULK_RUN_SHARE": share,
+            setting: value,
             "DBT_TARGET_PATH": str(tmp_path / "target"),
             "DBT_LOG_PATH": str(tmp_path / "logs"),
         },
@@ -120,4 +129,5 @@ def test_a_bulk_run_share_that_is_not_a_number_stops_the_build_with_its_name(tmp
     )
     log = parsed.stdout + parsed.stderr
     assert parsed.returncode != 0, log[-2000:]
-    assert "LARA_BULK_RUN_SHARE" in log and f'"{share}"' in log, log[-2000:]
+    assert setting in log and f'"{value}"' in log, log[-2000:]
+    assert "Traceback" not in log, log[-2000:]

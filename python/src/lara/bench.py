@@ -1121,6 +1121,19 @@ def _f(value: float | None, digits: int = 1) -> str:
 # --------------------------------------------------------------------------- CLI
 
 
+def _thread_count(text: str) -> int:
+    """--threads / LARA_THREADS: a whole number of at least 1."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(
+            f"--threads (default LARA_THREADS) must be a whole number of at least 1, got {text!r}"
+        )
+    return count
+
+
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sizes",
@@ -1135,7 +1148,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--memory-limit", default=os.environ.get("LARA_DUCKDB_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
     )
     parser.add_argument(
-        "--threads", type=int, default=int(os.environ.get("LARA_THREADS", DEFAULT_THREADS))
+        "--threads",
+        type=_thread_count,
+        # a string default goes through `type` only when `lara bench` runs: a bad
+        # LARA_THREADS is its usage error, not every command's traceback
+        default=os.environ.get("LARA_THREADS", str(DEFAULT_THREADS)),
+        help=f"dbt and DuckDB threads (default: LARA_THREADS, else {DEFAULT_THREADS})",
     )
     parser.add_argument(
         "--ir-lists",
