@@ -713,3 +713,26 @@ def test_cli_reports_rows_written(tmp_path: Path, capsys) -> None:
     total = sum(t["rows_written"] for t in manifest["tables"].values())
     assert total > 0
     assert f"wrote {total:,} rows" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value", ["two", "0", "-3"])
+def test_a_generator_thread_count_that_is_not_a_whole_number_names_the_setting(
+    monkeypatch, capsys, tmp_path, value
+):
+    from lara import cli
+    from lara.generate.config import thread_count
+
+    monkeypatch.setenv("LARA_GENERATE_THREADS", value)
+    with pytest.raises(ValueError, match="LARA_GENERATE_THREADS must be a whole number"):
+        thread_count()
+    # `lara generate` says so and exits 2 (a usage error), no traceback, no file
+    out = tmp_path / "out"
+    assert cli.main(["generate", "--sessions", "5", "--days", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"lara generate: LARA_GENERATE_THREADS must be a whole number of at least 1, got {value!r}"
+        in err
+    )
+    assert not list(out.rglob("*.parquet")) and not list(out.rglob("*.jsonl*"))
+    monkeypatch.setenv("LARA_GENERATE_THREADS", "3")
+    assert thread_count() == 3

@@ -744,8 +744,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from lara.paths import SettingError
+
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except SettingError as error:
+        from lara.gate.safe import printable
+
+        print(f"lara {args.command}: {printable(error)}", file=sys.stderr)
+        return 2  # a usage error, as argparse's
 
 
 if __name__ == "__main__":

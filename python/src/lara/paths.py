@@ -6,6 +6,11 @@ import os
 from pathlib import Path
 
 
+class SettingError(ValueError):
+    """A LARA_* environment setting holds a value the command cannot use; `lara` prints
+    the message (naming the setting) and exits 2, as for a usage error."""
+
+
 def project_dir() -> Path:
     """The dbt project root (the folder holding dbt_project.yml)."""
     env = os.environ.get("DBT_PROJECT_DIR")

@@ -13,6 +13,7 @@ import numpy as np
 from lara.generate.arrays import DAY_US, US
 from lara.generate.schema import ROLES
 from lara.generate.vocabulary import ASSETS_PER_TOPIC, REPLAY_POOL
+from lara.paths import SettingError
 
 
 @dataclass
@@ -293,8 +294,17 @@ THREADS = 2
 
 
 def thread_count() -> int:
-    """Threads of a run: LARA_GENERATE_THREADS, else THREADS."""
-    return max(1, int(os.environ.get("LARA_GENERATE_THREADS") or THREADS))
+    """Threads of a run: LARA_GENERATE_THREADS (a whole number >= 1), else THREADS."""
+    text = os.environ.get("LARA_GENERATE_THREADS") or str(THREADS)
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise SettingError(
+            f"LARA_GENERATE_THREADS must be a whole number of at least 1, got {text!r}"
+        )
+    return count
 
 
 @dataclass(frozen=True)
