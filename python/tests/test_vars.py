@@ -131,3 +131,58 @@ def test_a_setting_that_is_not_a_number_stops_dbt_with_its_name(tmp_path, settin
     assert parsed.returncode != 0, log[-2000:]
     assert setting in log and f'"{value}"' in log, log[-2000:]
     assert "Traceback" not in log, log[-2000:]
+
+
+def test_every_var_of_the_project_has_a_kind_checked_when_a_run_starts():
+    import yaml
+
+    from lara.paths import project_dir
+
+    project = yaml.safe_load((project_dir() / "dbt_project.yml").read_text())
+    checks = (project_dir() / "macros/settings/check_vars.sql").read_text()
+    kinds = checks[checks.index("macro lara_var_kinds") : checks.index("endmacro")]
+    checked = re.findall(r"\[\s*'([a-z0-9_]+)'\s*,\s*'([a-z_]+)'", kinds)
+    assert {name for name, _ in checked} == set(project["vars"])
+    assert "{{ lara_check_vars() }}" in project["on-run-start"][0]
+
+
+def test_a_var_of_the_wrong_kind_stops_dbt_naming_every_such_var(tmp_path):
+    bad = {
+        "lara_k": "ten",
+        "reretrieval_window_days": "7 days",
+        "tier1_good_ndcg": 1.5,
+        "lara_full_test": "yes",
+        "orf_substitution_roles": "find",
+        "lara_raw_schema": "raw; drop table marts.fct_retrievals",
+        "missed_retrieval_reference_surface": " ",
+    }
+    parsed = run_dbt(
+        ["parse", "--vars", json.dumps(bad)],
+        tmp_path / "raw",
+        tmp_path / "lara.duckdb",
+        extra_env={
+            "DBT_TARGET_PATH": str(tmp_path / "target"),
+            "DBT_LOG_PATH": str(tmp_path / "logs"),
+        },
+        capture=True,
+    )
+    log = parsed.stdout + parsed.stderr
+    assert parsed.returncode != 0, log[-3000:]
+    for name, value in bad.items():
+        assert f"var {name} must be " in log and f", got {json.dumps(value)}" in log, (
+            name,
+            log[-3000:],
+        )
+    assert "Traceback" not in log
+    # Numeric text (an environment variable's value) and true numbers pass.
+    parsed = run_dbt(
+        ["parse", "--vars", json.dumps({"lara_k": "5", "research_window_s": 0.5, "ctu_gamma": -1})],
+        tmp_path / "raw",
+        tmp_path / "lara.duckdb",
+        extra_env={
+            "DBT_TARGET_PATH": str(tmp_path / "target"),
+            "DBT_LOG_PATH": str(tmp_path / "logs"),
+        },
+        capture=True,
+    )
+    assert parsed.returncode == 0, (parsed.stdout + parsed.stderr)[-3000:]
