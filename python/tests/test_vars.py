@@ -104,6 +104,21 @@ def test_dbt_build_with_another_k_passes_and_uses_it(k5_sample):
         assert k5_sample.query(f"select distinct k from marts.{mart}") == [(5,)], mart
 
 
+def _parse(tmp_path: Path, *args: str, env: dict[str, str] | None = None):
+    """`dbt parse` of the project (no raw files needed), output captured."""
+    return run_dbt(
+        ["parse", *args],
+        tmp_path / "raw",
+        tmp_path / "lara.duckdb",
+        extra_env={
+            **(env or {}),
+            "DBT_TARGET_PATH": str(tmp_path / "target"),
+            "DBT_LOG_PATH": str(tmp_path / "logs"),
+        },
+        capture=True,
+    )
+
+
 @pytest.mark.parametrize(
     ("setting", "value"),
     [
@@ -116,17 +131,7 @@ def test_dbt_build_with_another_k_passes_and_uses_it(k5_sample):
     ],
 )
 def test_a_setting_that_is_not_a_number_stops_dbt_with_its_name(tmp_path, setting, value):
-    parsed = run_dbt(
-        ["parse"],
-        tmp_path / "raw",
-        tmp_path / "lara.duckdb",
-        extra_env={
-            setting: value,
-            "DBT_TARGET_PATH": str(tmp_path / "target"),
-            "DBT_LOG_PATH": str(tmp_path / "logs"),
-        },
-        capture=True,
-    )
+    parsed = _parse(tmp_path, env={setting: value})
     log = parsed.stdout + parsed.stderr
     assert parsed.returncode != 0, log[-2000:]
     assert setting in log and f'"{value}"' in log, log[-2000:]
@@ -156,33 +161,13 @@ def test_a_var_of_the_wrong_kind_stops_dbt_naming_every_such_var(tmp_path):
         "lara_raw_schema": "raw; drop table marts.fct_retrievals",
         "missed_retrieval_reference_surface": " ",
     }
-    parsed = run_dbt(
-        ["parse", "--vars", json.dumps(bad)],
-        tmp_path / "raw",
-        tmp_path / "lara.duckdb",
-        extra_env={
-            "DBT_TARGET_PATH": str(tmp_path / "target"),
-            "DBT_LOG_PATH": str(tmp_path / "logs"),
-        },
-        capture=True,
-    )
+    parsed = _parse(tmp_path, "--vars", json.dumps(bad))
     log = parsed.stdout + parsed.stderr
     assert parsed.returncode != 0, log[-3000:]
     for name, value in bad.items():
-        assert f"var {name} must be " in log and f", got {json.dumps(value)}" in log, (
-            name,
-            log[-3000:],
-        )
+        assert f"var {name} must be " in log and f", got {json.dumps(value)}" in log, name
     assert "Traceback" not in log
     # Numeric text (an environment variable's value) and true numbers pass.
-    parsed = run_dbt(
-        ["parse", "--vars", json.dumps({"lara_k": "5", "research_window_s": 0.5, "ctu_gamma": -1})],
-        tmp_path / "raw",
-        tmp_path / "lara.duckdb",
-        extra_env={
-            "DBT_TARGET_PATH": str(tmp_path / "target"),
-            "DBT_LOG_PATH": str(tmp_path / "logs"),
-        },
-        capture=True,
-    )
+    good = {"lara_k": "5", "research_window_s": 0.5, "ctu_gamma": -1}
+    parsed = _parse(tmp_path, "--vars", json.dumps(good))
     assert parsed.returncode == 0, (parsed.stdout + parsed.stderr)[-3000:]
