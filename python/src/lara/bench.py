@@ -1123,15 +1123,12 @@ def _f(value: float | None, digits: int = 1) -> str:
 
 def _thread_count(text: str) -> int:
     """--threads / LARA_THREADS: a whole number of at least 1."""
+    from lara.paths import SettingError, whole_number_setting
+
     try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise argparse.ArgumentTypeError(
-            f"--threads (default LARA_THREADS) must be a whole number of at least 1, got {text!r}"
-        )
-    return count
+        return whole_number_setting("--threads (default LARA_THREADS)", text)
+    except SettingError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:

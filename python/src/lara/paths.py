@@ -11,6 +11,18 @@ class SettingError(ValueError):
     the message (naming the setting) and exits 2, as for a usage error."""
 
 
+def whole_number_setting(name: str, text: str) -> int:
+    """The setting `name`'s value `text` as a whole number of at least 1 (threads),
+    else SettingError naming the setting and the value."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise SettingError(f"{name} must be a whole number of at least 1, got {text!r}")
+    return count
+
+
 def project_dir() -> Path:
     """The dbt project root (the folder holding dbt_project.yml)."""
     env = os.environ.get("DBT_PROJECT_DIR")

@@ -13,7 +13,7 @@ import numpy as np
 from lara.generate.arrays import DAY_US, US
 from lara.generate.schema import ROLES
 from lara.generate.vocabulary import ASSETS_PER_TOPIC, REPLAY_POOL
-from lara.paths import SettingError
+from lara.paths import whole_number_setting
 
 
 @dataclass
@@ -296,15 +296,7 @@ THREADS = 2
 def thread_count() -> int:
     """Threads of a run: LARA_GENERATE_THREADS (a whole number >= 1), else THREADS."""
     text = os.environ.get("LARA_GENERATE_THREADS") or str(THREADS)
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise SettingError(
-            f"LARA_GENERATE_THREADS must be a whole number of at least 1, got {text!r}"
-        )
-    return count
+    return whole_number_setting("LARA_GENERATE_THREADS", text)
 
 
 @dataclass(frozen=True)
