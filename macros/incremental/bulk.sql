@@ -56,19 +56,17 @@
 
 
 {% macro lara_bulk_run_share() %}
-    {#- var lara_bulk_run_share (env LARA_BULK_RUN_SHARE) as a number >= 0.
-        Anything else stops the build with the setting's name: Jinja's
+    {#- var lara_bulk_run_share (env LARA_BULK_RUN_SHARE) as a number >= 0,
+        checked as lara_check_vars checks it (lara_var_kinds): Jinja's
         `float` filter would read a typo as 0, and make every run that
-        touches a session a bulk run. Called by lara_sessions_this_run, so
-        checked at parse time too (lara_check_vars checks it when a run
-        starts). -#}
+        touches a session a bulk run. -#}
     {%- set value = var('lara_bulk_run_share') -%}
-    {%- set share = lara_as_number(value) -%}
-    {%- if share is none or share < 0 -%}
+    {%- set problem = lara_var_problem('lara_bulk_run_share', value, 'number', 0) -%}
+    {%- if problem -%}
         {{ exceptions.raise_compiler_error(
-            "var lara_bulk_run_share (env LARA_BULK_RUN_SHARE) must be a number >= 0 "
-            ~ "(a share of the sessions; above 1: never a bulk run), got " ~ (value | tojson)
+            "var lara_bulk_run_share (env LARA_BULK_RUN_SHARE) must be " ~ problem
+            ~ " (a share of the sessions; above 1: never a bulk run), got " ~ (value | tojson)
         ) }}
     {%- endif -%}
-    {{ return(share) }}
+    {{ return(lara_as_number(value)) }}
 {% endmacro %}
