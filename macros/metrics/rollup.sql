@@ -46,9 +46,22 @@
       of the day rows. options: {'type': 'double'} for sums of doubles
       (default bigint); {'stored_as': column} when the model publishes the
       measure under another name (read back from the model's own rows).
-    - period_measures: [column, aggregate expression] measures that do not
-      add up over days (percentiles, distinct counts): their period totals
-      are computed from every row of `rows`.
+    - period_measures: [column, aggregate expression] or [column,
+      expression, options] measures that do not add up over days
+      (percentiles, distinct counts): their period totals are computed from
+      every row of `rows`, or of `period_rows`. options: {'empty': value}
+      for a group of the period totals that has no row of `period_rows`
+      (0 for a count; default null, as for a percentile).
+    - period_rows: a CTE the period totals of the period measures read
+      instead of `rows`: every row they count (e.g. the in-scope rows of a
+      narrower table), with the fixed and dimension columns and the columns
+      their expressions read, so the period totals read no more of the
+      history than they need. Day rows still read `rows`, so an expression
+      must give the same value over both (filter in the expression, e.g.
+      `count(distinct case when is_in_scope then prompt_id end)`, and give
+      `period_rows` the column, true on every row). `rows` is then read for
+      the day rows only, so it may hold the run's days only
+      (lara_in_days_this_run, as agg_stage_costs does).
 
     Output columns of `name`: grouping_level, is_period_total, the day
     (null on period totals), the fixed columns, the dimensions, the
@@ -64,7 +77,7 @@
     the model (lara_recomputes_a_day: a run with nothing new) reads the
     period measures back from the model's period-total rows (day null,
     stored under the measure's name) instead: no row changes. -#}
-{% macro lara_rollup(name, rows, day, dimensions=[], measures=[], fixed=[], period_measures=[], surface_groups=false) %}
+{% macro lara_rollup(name, rows, day, dimensions=[], measures=[], fixed=[], period_measures=[], surface_groups=false, period_rows=none) %}
     {%- set dimension_columns = ['reporting_surface'] if surface_groups else (dimensions | map('first') | list) -%}
     {%- set output_dimensions = [] -%}
     {%- if surface_groups -%}
@@ -74,19 +87,14 @@
     {%- endif -%}
     {%- set keys = fixed + output_dimensions -%}
 {{ name }}__units as {{ lara_inline_cte() }} (
-
-    select
-        {{ rows }}.*
-        {%- if surface_groups %},
-        reporting_surfaces.reporting_surface
-        {%- endif %}
-    from {{ rows }}
-    {%- if surface_groups %}
-    inner join {{ ref('reporting_surfaces') }} as reporting_surfaces
-        on {{ rows }}.surface = reporting_surfaces.surface
-    {%- endif %}
-
+{{ lara_rollup_units(rows, surface_groups) }}
 ),
+{%- if period_rows and period_measures %}
+
+{{ name }}__period_units as {{ lara_inline_cte() }} (
+{{ lara_rollup_units(period_rows, surface_groups) }}
+),
+{%- endif %}
 
 {{ name }}__day_rows as (
 
@@ -207,7 +215,7 @@
         {%- for measure in period_measures %}
         {{ measure[1] }} as {{ measure[0] }}{{ ',' if not loop.last }}
         {%- endfor %}
-    from {{ name }}__units
+    from {{ name }}__{{ 'period_units' if period_rows else 'units' }}
     {%- set group_keys = fixed + (['reporting_surface'] if surface_groups else []) %}
     {%- if group_keys or dimension_columns %}
     group by
@@ -244,7 +252,12 @@
         {{ name }}__period_sums.{{ measure[0] }}{{ ',' if not loop.last or period_measures }}
         {%- endfor %}
         {%- for measure in period_measures %}
+        {%- set options = measure[2] if measure | length > 2 else {} %}
+        {%- if options.get('empty') is not none %}
+        coalesce({{ name }}__period_measures.{{ measure[0] }}, {{ options.get('empty') }}) as {{ measure[0] }}{{ ',' if not loop.last }}
+        {%- else %}
         {{ name }}__period_measures.{{ measure[0] }}{{ ',' if not loop.last }}
+        {%- endif %}
         {%- endfor %}
     from {{ name }}__period_sums
     {%- if period_measures %}
@@ -256,6 +269,22 @@
     {%- endif %}
 
 ),
+{% endmacro %}
+
+
+{#- The body of lara_rollup's units CTE: the rows of `rows` (a CTE), with
+    their reporting surface when the roll-up is by surface groups. -#}
+{% macro lara_rollup_units(rows, surface_groups) %}
+    select
+        {{ rows }}.*
+        {%- if surface_groups %},
+        reporting_surfaces.reporting_surface
+        {%- endif %}
+    from {{ rows }}
+    {%- if surface_groups %}
+    inner join {{ ref('reporting_surfaces') }} as reporting_surfaces
+        on {{ rows }}.surface = reporting_surfaces.surface
+    {%- endif %}
 {% endmacro %}
 
 

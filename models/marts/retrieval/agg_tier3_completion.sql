@@ -12,7 +12,9 @@
 
     Incremental by day (strategy lara_replace_days): a run recomputes the
     days of lara_days_this_run and the period totals (macros/metrics/rollup.sql
-    lara_rollup). -#}
+    lara_rollup). The period totals read every day, so they read only what
+    they count: the in-scope rows of fct_retrievals (`in_scope_retrievals`,
+    one table, no join), not every logged retrieval. -#}
 {%- set dimensions = [['surface', 'surface'], ['retrieval_role', 'role']] -%}
 {{ lara_daily_config('retrieval_date') }}
 
@@ -21,9 +23,8 @@ with
 
 {{ lara_days_this_run_cte() }}
 
-{# Every logged retrieval with its scope flags and its Tier facts. Read
-   three times (credits and both roll-ups): inlined, not held in memory
-   (lara_inline_cte). #}
+{# Every logged retrieval with its scope flags and its Tier facts: the
+   day rows' units. Inlined, not held in memory (lara_inline_cte). #}
 scoped as {{ lara_inline_cte() }} (
 
     {{ lara_scoped_retrieval_facts(
@@ -35,22 +36,42 @@ scoped as {{ lara_inline_cte() }} (
 
 ),
 
+{# The in-scope retrievals (fct_retrievals holds every non-synthetic
+   retrieval with its day, surface, role and prompt as int_retrievals_scoped
+   has them): the rows the credits and the period totals of the prompt counts
+   read. is_in_scope is true on every row, so the measures' expressions read
+   the same here as over `scoped`. Read twice: inlined. #}
+in_scope_retrievals as {{ lara_inline_cte() }} (
+
+    select
+        retrieval_id,
+        prompt_id,
+        retrieval_date,
+        surface,
+        retrieval_role,
+        true as is_in_scope,
+        coalesce(is_goal_labelled, false) as is_goal_labelled,
+        goal_achieved
+    from {{ ref('fct_retrievals') }}
+    where is_in_tier_scope
+
+),
+
 {# One row per credit: an in-scope retrieval x a retrieval-driven outcome
    event credited to it (the rows retrieval_driven_outcome_count counts). #}
 credits as (
 
     select
-        scoped.retrieval_date,
-        scoped.surface,
-        scoped.retrieval_role,
+        in_scope_retrievals.retrieval_date,
+        in_scope_retrievals.surface,
+        in_scope_retrievals.retrieval_role,
         attributions.action_id,
         attributions.is_cross_session
-    from scoped
+    from in_scope_retrievals
     inner join {{ ref('int_action_attributions') }} as attributions
-        on scoped.retrieval_id = attributions.retrieval_id
+        on in_scope_retrievals.retrieval_id = attributions.retrieval_id
     where
-        scoped.is_in_scope
-        and attributions.is_retrieval_driven_outcome
+        attributions.is_retrieval_driven_outcome
         and not attributions.is_action_synthetic
 
 ),
@@ -88,11 +109,14 @@ credits as (
             'cast(coalesce(sum(case when is_in_scope then cross_session_outcome_count end), 0) as bigint)'],
     ],
     period_measures=[
-        ['in_scope_prompt_count', 'count(distinct case when is_in_scope then prompt_id end)'],
-        ['goal_labelled_prompt_count', 'count(distinct case when is_in_scope and is_goal_labelled then prompt_id end)'],
+        ['in_scope_prompt_count', 'count(distinct case when is_in_scope then prompt_id end)', {'empty': 0}],
+        ['goal_labelled_prompt_count',
+            'count(distinct case when is_in_scope and is_goal_labelled then prompt_id end)', {'empty': 0}],
         ['goal_achieved_prompt_count',
-            'count(distinct case when is_in_scope and is_goal_labelled and goal_achieved then prompt_id end)'],
+            'count(distinct case when is_in_scope and is_goal_labelled and goal_achieved then prompt_id end)',
+            {'empty': 0}],
     ],
+    period_rows='in_scope_retrievals',
 ) }}
 
 with_outcome_events as (
