@@ -14,7 +14,9 @@ with
 
 {{ lara_tables_this_run_cte() }}
 
-retrievals as (
+{# Read by the session aggregate and the labelled rows: inlined, not held
+    in memory with every column (lara_inline_cte). #}
+retrievals as {{ lara_inline_cte() }} (
 
     select
         retrieval_id,
@@ -37,7 +39,7 @@ retrievals as (
 
 {# Success needs no relevance label: every in-scope retrieval of the session
     can be the successful later one. #}
-successes as (
+successes as {{ lara_inline_cte() }} (
 
     select
         *,
@@ -50,25 +52,31 @@ successes as (
 
 ),
 
+{# The session's last successful retrieval: one aggregate per session (not
+    a window over every retrieval, which carried all their columns through
+    its sort), joined to the labelled retrievals. #}
 session_successes as (
 
     select
-        *,
-        max(case when is_successful then retrieved_at end) over (
-            partition by session_guid
-        ) as last_successful_retrieved_at
+        session_guid,
+        max(case when is_successful then retrieved_at end) as last_successful_retrieved_at
     from successes
+    group by session_guid
 
 ),
 
 labelled as (
 
     select
-        *,
-        ndcg_at_k < {{ var('tier1_good_ndcg') }} as is_low_quality,
-        coalesce(last_successful_retrieved_at > retrieved_at, false) as is_followed_by_successful_retrieval
-    from session_successes
-    where is_labelled
+        successes.*,
+        successes.ndcg_at_k < {{ var('tier1_good_ndcg') }} as is_low_quality,
+        coalesce(
+            session_successes.last_successful_retrieved_at > successes.retrieved_at, false
+        ) as is_followed_by_successful_retrieval
+    from successes
+    inner join session_successes
+        on successes.session_guid = session_successes.session_guid
+    where successes.is_labelled
 
 ),
 
