@@ -128,6 +128,8 @@ def _parse(tmp_path: Path, *args: str, env: dict[str, str] | None = None):
         # `| int` reads "two" as 0 threads: dbt stopped with a traceback.
         ("LARA_THREADS", "two"),
         ("LARA_THREADS", "0"),
+        # ... and "2.5" as 2 threads, silently.
+        ("LARA_THREADS", "2.5"),
     ],
 )
 def test_a_setting_that_is_not_a_number_stops_dbt_with_its_name(tmp_path, setting, value):
