@@ -152,7 +152,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         gzip=args.gzip,
         bad_rows=args.bad_rows,
         replay=not args.no_replay,
-        start_date=dt.date.fromisoformat(args.start_date),
+        start_date=args.start_date,
     )
     manifest = generate(config, Path(args.out), progress=not args.quiet)
     if not args.quiet:
@@ -503,6 +503,23 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from error
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"a whole number >= 1, not {value!r}")
+    return number
+
+
+def _iso_date(value: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from error
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lara",
@@ -520,15 +537,15 @@ def build_parser() -> argparse.ArgumentParser:
         (),
         (("0", "written"), ("1", "could not write (the error is printed)"), _USAGE),
     )
-    gen.add_argument("--sessions", type=int, default=20000)
-    gen.add_argument("--days", type=int, default=14)
+    gen.add_argument("--sessions", type=_at_least_one, default=20000)
+    gen.add_argument("--days", type=_at_least_one, default=14)
     gen.add_argument("--seed", type=int, default=7)
     gen.add_argument("--out", required=True)
     gen.add_argument("--format", choices=["parquet", "jsonl", "mixed"], default="parquet")
     gen.add_argument("--gzip", action="store_true", help="gzip JSON Lines files")
     gen.add_argument("--bad-rows", action="store_true", help="inject malformed rows")
     gen.add_argument("--no-replay", action="store_true", help="skip the replay tables")
-    gen.add_argument("--start-date", default="2026-08-01")
+    gen.add_argument("--start-date", type=_iso_date, default="2026-08-01")
     gen.add_argument("--quiet", action="store_true")
     gen.set_defaults(func=_cmd_generate)
 
@@ -540,10 +557,10 @@ def build_parser() -> argparse.ArgumentParser:
         _RUN_ENV,
         _RUN_CODES + (("", "(a usage error also exits 2, before anything runs)"),),
     )
-    run.add_argument("--sessions", type=int, default=20000)
-    run.add_argument("--days", type=int, default=14)
+    run.add_argument("--sessions", type=_at_least_one, default=20000)
+    run.add_argument("--days", type=_at_least_one, default=14)
     run.add_argument("--seed", type=int, default=7)
-    run.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    run.add_argument("--resamples", type=_at_least_one, default=1000, help="bootstrap resamples")
     run.add_argument(
         "--full-refresh",
         action="store_true",
@@ -585,7 +602,7 @@ def build_parser() -> argparse.ArgumentParser:
             _USAGE,
         ),
     )
-    bridge.add_argument("--resamples", type=int, default=1000)
+    bridge.add_argument("--resamples", type=_at_least_one, default=1000)
     bridge.add_argument("--seed", type=int, default=0)
     bridge.add_argument("--plot-dir", default=None)
     bridge.set_defaults(func=_cmd_bridge)

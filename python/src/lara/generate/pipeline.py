@@ -178,6 +178,7 @@ def generate(config: GeneratorConfig, out_dir: Path, progress: bool = True) -> d
     """
     cfg = config
     cfg.validate()
+    thread_count()  # a bad LARA_GENERATE_THREADS stops the run before any output
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stages = [
