@@ -76,3 +76,51 @@ def test_run_help_names_what_a_scheduler_needs():
     assert re.search(r"^  0  built", codes, re.MULTILINE)
     assert re.search(r"^  1  build failed", codes, re.MULTILINE)
     assert re.search(r"^  2  built, but the data-quality gate failed", codes, re.MULTILINE)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["generate", "--out", "o", "--sessions", "0"], "--sessions: a whole number >= 1, not '0'"),
+        (["generate", "--out", "o", "--days", "1.5"], "--days: not a whole number: '1.5'"),
+        (["run", "--resamples", "0"], "--resamples: a whole number >= 1, not '0'"),
+        (["run", "--wait-lock", "-1"], "--wait-lock: a number of seconds >= 0, not '-1'"),
+        (["bridge", "--resamples", "-1"], "--resamples: a whole number >= 1, not '-1'"),
+        (["label-sample", "--out", "o", "--total", "0"], "--total: a whole number >= 1, not '0'"),
+        (["label-sample", "--out", "o", "--total", "5", "--k", "0"], "--k: a whole number >= 1"),
+        (
+            ["label-sample", "--out", "o", "--total", "5", "--min-per-stratum", "-1"],
+            "--min-per-stratum: a whole number >= 0, not '-1'",
+        ),
+        (["bench", "--days", "0"], "--days: a whole number >= 1, not '0'"),
+        (["bench", "--spans", "-1"], "--spans: a whole number >= 0, not '-1'"),
+    ],
+)
+def test_a_number_out_of_range_is_a_usage_error(capsys, argv, says):
+    """argparse stops before anything runs: exit 2, the option named, no traceback."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"lara {argv[0]}: error: argument {says}" in err, err
+    assert "Traceback" not in err
+
+
+def test_no_option_takes_any_whole_number_but_a_seed():
+    """A count, a size or a number of days has a least value (`lara.arguments`): a
+    plain `type=int` would let 0 or -3 through to a traceback or an empty result."""
+
+    def parsers(parser, path=()):
+        yield path, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    yield from parsers(child, (*path, name))
+
+    plain = [
+        (" ".join(path), action.option_strings)
+        for path, parser in parsers(build_parser())
+        for action in parser._actions
+        if action.type in (int, float) and action.dest != "seed"
+    ]
+    assert plain == []

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lara.arguments import whole_number
 from lara.bench_incremental import (
     TOP_MODELS,
     IncrementalResult,
@@ -1137,7 +1138,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         default="default",
         help="'tiny', 'small', 'default' (1M,5M,20M events) or comma-separated event counts",
     )
-    parser.add_argument("--days", type=int, default=7)
+    parser.add_argument("--days", type=whole_number(1), default=7)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--work", type=Path, default=Path("/tmp/bench"))
     parser.add_argument("--out", type=Path, default=project_dir() / "docs" / "benchmarks.md")
@@ -1154,20 +1155,20 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--ir-lists",
-        type=int,
+        type=whole_number(0),
         default=1_000_000,
         help="labelled lists for the IR comparison (0 = skip)",
     )
     parser.add_argument("--ir-only", action="store_true", help="only the IR comparison")
     parser.add_argument(
         "--spans",
-        type=int,
+        type=whole_number(0),
         default=100_000,
         help="synthetic spans for the span-flattening measurement (0 = skip)",
     )
     parser.add_argument(
         "--incremental-events-per-day",
-        type=int,
+        type=whole_number(0),
         default=200_000,
         help="events per day of the one-day incremental benchmark's warehouses (0 = skip)",
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import shutil
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lara import __version__
+from lara.arguments import iso_date, seconds, whole_number
 from lara.paths import default_sample_dir, project_dir, warehouse_path
 
 if TYPE_CHECKING:
@@ -493,33 +493,6 @@ def _cmd_manifest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from error
-    if not seconds >= 0:
-        raise argparse.ArgumentTypeError(f"a number of seconds >= 0, not {value!r}")
-    return seconds
-
-
-def _at_least_one(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from error
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"a whole number >= 1, not {value!r}")
-    return number
-
-
-def _iso_date(value: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from error
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lara",
@@ -537,15 +510,15 @@ def build_parser() -> argparse.ArgumentParser:
         (),
         (("0", "written"), ("1", "could not write (the error is printed)"), _USAGE),
     )
-    gen.add_argument("--sessions", type=_at_least_one, default=20000)
-    gen.add_argument("--days", type=_at_least_one, default=14)
+    gen.add_argument("--sessions", type=whole_number(1), default=20000)
+    gen.add_argument("--days", type=whole_number(1), default=14)
     gen.add_argument("--seed", type=int, default=7)
     gen.add_argument("--out", required=True)
     gen.add_argument("--format", choices=["parquet", "jsonl", "mixed"], default="parquet")
     gen.add_argument("--gzip", action="store_true", help="gzip JSON Lines files")
     gen.add_argument("--bad-rows", action="store_true", help="inject malformed rows")
     gen.add_argument("--no-replay", action="store_true", help="skip the replay tables")
-    gen.add_argument("--start-date", type=_iso_date, default="2026-08-01")
+    gen.add_argument("--start-date", type=iso_date, default="2026-08-01")
     gen.add_argument("--quiet", action="store_true")
     gen.set_defaults(func=_cmd_generate)
 
@@ -557,10 +530,10 @@ def build_parser() -> argparse.ArgumentParser:
         _RUN_ENV,
         _RUN_CODES + (("", "(a usage error also exits 2, before anything runs)"),),
     )
-    run.add_argument("--sessions", type=_at_least_one, default=20000)
-    run.add_argument("--days", type=_at_least_one, default=14)
+    run.add_argument("--sessions", type=whole_number(1), default=20000)
+    run.add_argument("--days", type=whole_number(1), default=14)
     run.add_argument("--seed", type=int, default=7)
-    run.add_argument("--resamples", type=_at_least_one, default=1000, help="bootstrap resamples")
+    run.add_argument("--resamples", type=whole_number(1), default=1000, help="bootstrap resamples")
     run.add_argument(
         "--full-refresh",
         action="store_true",
@@ -576,7 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--wait-lock",
-        type=_seconds,
+        type=seconds,
         default=0.0,
         metavar="SECONDS",
         help="when another `lara run` holds the warehouse's lock, wait up to SECONDS for it "
@@ -602,7 +575,7 @@ def build_parser() -> argparse.ArgumentParser:
             _USAGE,
         ),
     )
-    bridge.add_argument("--resamples", type=_at_least_one, default=1000)
+    bridge.add_argument("--resamples", type=whole_number(1), default=1000)
     bridge.add_argument("--seed", type=int, default=0)
     bridge.add_argument("--plot-dir", default=None)
     bridge.set_defaults(func=_cmd_bridge)

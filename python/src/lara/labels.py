@@ -41,6 +41,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from lara.arguments import whole_number
 from lara.contract import Column, Table
 from lara.ingest.writer import contract, write_jsonl_partitions
 
@@ -857,7 +858,7 @@ def add_sampling_arguments(
     """The options of every unit's sample: where, how many, how allocated, the seed."""
     parser.add_argument("--warehouse", help="DuckDB warehouse (default: LARA_DUCKDB_PATH)")
     parser.add_argument("--out", required=True, help="folder for the judging files")
-    parser.add_argument("--total", type=int, help=f"total {unit} to sample")
+    parser.add_argument("--total", type=whole_number(1), help=f"total {unit} to sample")
     parser.add_argument("--allocation", choices=["proportional", "equal"], default="proportional")
     parser.add_argument(
         "--size",
@@ -865,15 +866,19 @@ def add_sampling_arguments(
         metavar="STRATUM_PATTERN=N",
         help=f"{unit} per stratum (fnmatch on {example}); repeatable",
     )
-    parser.add_argument("--default-size", type=int, default=0, help="for strata no --size matches")
-    parser.add_argument("--min-per-stratum", type=int, default=1)
+    parser.add_argument(
+        "--default-size", type=whole_number(0), default=0, help="for strata no --size matches"
+    )
+    parser.add_argument("--min-per-stratum", type=whole_number(0), default=1)
     parser.add_argument("--seed", type=int, default=7)
 
 
 def add_label_sample_arguments(parser: argparse.ArgumentParser) -> None:
     """`label-sample` for retrievals alone (`lara.prompt_labels` adds `--unit`)."""
     add_sampling_arguments(parser)
-    parser.add_argument("--k", type=int, default=DEFAULT_K, help="top-K assets per retrieval")
+    parser.add_argument(
+        "--k", type=whole_number(1), default=DEFAULT_K, help="top-K assets per retrieval"
+    )
     parser.add_argument("--scope", choices=["tier", "non_synthetic", "all"], default="tier")
     parser.add_argument("--include-empty", action="store_true")
     parser.add_argument(

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from lara import labels
+from lara.arguments import whole_number
 from lara.contract import Table
 from lara.ingest.writer import contract
 
@@ -348,7 +349,7 @@ def add_label_sample_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--k",
-        type=int,
+        type=whole_number(1),
         help=f"retrievals only: top-K assets per retrieval (default {labels.DEFAULT_K}); "
         "an error with --unit prompts",
     )
