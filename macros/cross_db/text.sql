@@ -1,11 +1,10 @@
 {#- Text similarity (scope rules of metrics.md): token Jaccard = lower-case,
     split on runs of non-alphanumeric characters (Unicode letters and digits),
     no stemming, |A and B| / |A or B| over distinct tokens. Null when either
-    text is null; 0 when neither text has a token. -#}
-{% macro lara_token_jaccard(left_text, right_text) %}
-    {{ return(adapter.dispatch('lara_token_jaccard', 'lara')(left_text, right_text)) }}
-{% endmacro %}
+    text is null; 0 when neither text has a token: lara_token_set_jaccard
+    over the lists of lara_tokens.
 
+    lara_tokens(text): the distinct tokens of a text, as a list. -#}
 {% macro lara_tokens(text) %}
     {{ return(adapter.dispatch('lara_tokens', 'lara')(text)) }}
 {% endmacro %}
@@ -21,39 +20,47 @@
     array_distinct(filter(split(lower({{ text }}), '[^\\p{L}\\p{N}]+'), token -> token <> ''))
 {%- endmacro %}
 
-{% macro duckdb__lara_token_jaccard(left_text, right_text) -%}
-    {{ lara_token_set_jaccard(lara_tokens(left_text), lara_tokens(right_text)) }}
-{%- endmacro %}
-
-{% macro default__lara_token_jaccard(left_text, right_text) -%}
-    {{ lara_token_set_jaccard(lara_tokens(left_text), lara_tokens(right_text)) }}
-{%- endmacro %}
-
-
 {#- lara_token_set_jaccard(left_tokens, right_tokens): the Jaccard index of two
     token lists made by lara_tokens (tokenise each text once, e.g. in a CTE,
-    then compare lists). Null when either is null; 0 when both are empty. -#}
-{% macro lara_token_set_jaccard(left_tokens, right_tokens) %}
-    {{ return(adapter.dispatch('lara_token_set_jaccard', 'lara')(left_tokens, right_tokens)) }}
-{% endmacro %}
-
-{% macro duckdb__lara_token_set_jaccard(left_tokens, right_tokens) -%}
-    case
-        when {{ left_tokens }} is null or {{ right_tokens }} is null then null
-        when len(list_distinct(list_concat({{ left_tokens }}, {{ right_tokens }}))) = 0 then 0.0
-        else
-            len(list_intersect({{ left_tokens }}, {{ right_tokens }}))
-            / len(list_distinct(list_concat({{ left_tokens }}, {{ right_tokens }})))
-    end
+    then compare lists). Null when either is null; 0 when both are empty.
+    |A or B| is |A| + |B| - |A and B| (the lists hold distinct tokens), so
+    no union list is built; for many pairs, keep the three counts as columns
+    and combine them with lara_token_count_jaccard (int_retrieval_research_failures). -#}
+{% macro lara_token_set_jaccard(left_tokens, right_tokens) -%}
+    {{ lara_token_count_jaccard(
+        lara_shared_token_count(left_tokens, right_tokens),
+        lara_list_length(left_tokens),
+        lara_list_length(right_tokens)
+    ) }}
 {%- endmacro %}
 
-{% macro default__lara_token_set_jaccard(left_tokens, right_tokens) -%}
+
+{#- lara_shared_token_count(left_tokens, right_tokens): |A and B|, the tokens
+    two lists made by lara_tokens share; null when either list is null. -#}
+{% macro lara_shared_token_count(left_tokens, right_tokens) %}
+    {{ return(adapter.dispatch('lara_shared_token_count', 'lara')(left_tokens, right_tokens)) }}
+{% endmacro %}
+
+{% macro duckdb__lara_shared_token_count(left_tokens, right_tokens) -%}
+    len(list_intersect({{ left_tokens }}, {{ right_tokens }}))
+{%- endmacro %}
+
+{% macro default__lara_shared_token_count(left_tokens, right_tokens) -%}
+    {{ lara_list_length('array_intersect(' ~ left_tokens ~ ', ' ~ right_tokens ~ ')') }}
+{%- endmacro %}
+
+
+{#- lara_token_count_jaccard(shared_count, left_count, right_count): the
+    Jaccard index from the counts of two sets of distinct tokens and of the
+    tokens they share: shared / (left + right - shared). Null when either
+    count is null; 0 when both sets are empty. -#}
+{% macro lara_token_count_jaccard(shared_count, left_count, right_count) -%}
     case
-        when {{ left_tokens }} is null or {{ right_tokens }} is null then null
-        when size(array_union({{ left_tokens }}, {{ right_tokens }})) = 0 then 0.0
+        when {{ left_count }} is null or {{ right_count }} is null then null
+        when {{ left_count }} + {{ right_count }} = 0 then 0.0
         else
-            size(array_intersect({{ left_tokens }}, {{ right_tokens }}))
-            / size(array_union({{ left_tokens }}, {{ right_tokens }}))
+            {{ shared_count }}
+            / ({{ left_count }} + {{ right_count }} - {{ shared_count }})
     end
 {%- endmacro %}
 

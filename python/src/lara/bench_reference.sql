@@ -68,7 +68,7 @@ create or replace temp macro ref_list_ok(l) as
             or not list_bool_or(list_transform(l, lambda e: trim(e) = ''))
         )
     );
--- Token Jaccard (lara_token_jaccard): lower-case tokens split on runs of
+-- Token Jaccard (lara_tokens, lara_token_set_jaccard): lower-case tokens split on runs of
 -- non-alphanumerics, distinct (null for a null text); the Jaccard of two token
 -- lists is null when either is null, 0 when neither has a token. Callers
 -- tokenize into columns first (a macro argument is expanded, not shared) and
