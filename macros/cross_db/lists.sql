@@ -48,6 +48,37 @@
     lateral view posexplode(array_distinct({{ list_column }})) exploded as lara_pos, {{ element_alias }}
 {%- endmacro %}
 
+{#- lara_distinct_list_rank(list_expression, element_expression): the 1-based
+    rank of an element in the de-duplicated list (repeated elements keep their
+    first occurrence), the `rank_alias` lara_explode_distinct_list gives it,
+    for one element without exploding the list; null when the element is
+    null or not in the list, or the list is null. -#}
+{% macro lara_distinct_list_rank(list_expression, element_expression) %}
+    {{ return(adapter.dispatch('lara_distinct_list_rank', 'lara')(list_expression, element_expression)) }}
+{% endmacro %}
+
+{#- The first occurrences up to the element's own (as in
+    lara_explode_distinct_list), counted. -#}
+{% macro duckdb__lara_distinct_list_rank(list_expression, element_expression) -%}
+    case
+        when {{ element_expression }} is not null
+            and list_position({{ list_expression }}, {{ element_expression }}) > 0
+            then len(list_filter(
+                range(1, list_position({{ list_expression }}, {{ element_expression }}) + 1),
+                lambda position: list_position({{ list_expression }}, {{ list_expression }}[position]) = position
+            ))
+    end
+{%- endmacro %}
+
+{#- Spark: array_distinct keeps first occurrences in order; array_position is
+    1-based, 0 when absent. -#}
+{% macro default__lara_distinct_list_rank(list_expression, element_expression) -%}
+    case
+        when {{ element_expression }} is not null
+            then cast(nullif(array_position(array_distinct({{ list_expression }}), {{ element_expression }}), 0) as bigint)
+    end
+{%- endmacro %}
+
 {#- lara_list_contains(list_expression, value_expression): null-safe membership. -#}
 {% macro lara_list_contains(list_expression, value_expression) %}
     {{ return(adapter.dispatch('lara_list_contains', 'lara')(list_expression, value_expression)) }}

@@ -1,6 +1,8 @@
 {#- One row per (action, credited retrieval) of non-synthetic traffic: the
     public face of int_action_attributions with the credited retrieval's
-    day, surface and role and the consumed asset's display position. 
+    day, surface and role and the consumed asset's display position (its
+    rank in the retrieval's de-duplicated displayed list, found in the list
+    itself: lara_distinct_list_rank).
 
     Incremental (strategy lara_replace_sessions, macros/incremental): a run
     recomputes the rows of lara_sessions_this_run only. -#}
@@ -34,15 +36,6 @@ retrievals as (
 
 ),
 
-display_positions as (
-
-    select * from {{ ref('int_retrieval_display_positions') }}
-    {%- if is_incremental() %}
-    where retrieval_id in (select retrieval_id from attributions)
-    {%- endif %}
-
-),
-
 joined as (
 
     select
@@ -50,7 +43,8 @@ joined as (
         attributions.retrieval_id,
         attributions.attribution_method,
         attributions.consumed_rank,
-        display_positions.display_position,
+        {{ lara_distinct_list_rank('retrievals.displayed_asset_ids', 'attributions.consumed_asset_id') }}
+            as display_position,
         attributions.is_cross_session,
         attributions.actor,
         attributions.action_type,
@@ -80,10 +74,6 @@ joined as (
     from attributions
     inner join retrievals
         on attributions.retrieval_id = retrievals.retrieval_id
-    left join display_positions
-        on
-            attributions.retrieval_id = display_positions.retrieval_id
-            and attributions.consumed_asset_id = display_positions.asset_id
 
 )
 
