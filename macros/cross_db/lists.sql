@@ -1,5 +1,19 @@
 {#- List operations (DuckDB lists, Spark arrays). -#}
 
+{#- lara_duckdb_first_positions(list_expression, last_position_expression):
+    DuckDB only, the rule of a de-duplicated list written once: the 1-based
+    positions, up to `last_position_expression`, that hold an element's first
+    occurrence in the list (an element whose first position is its own). Up
+    to len(list) it lists the positions lara_explode_distinct_list keeps; up
+    to an element's own first position, its length is the element's rank in
+    the de-duplicated list (lara_distinct_list_rank). -#}
+{% macro lara_duckdb_first_positions(list_expression, last_position_expression) -%}
+    list_filter(
+        range(1, {{ last_position_expression }} + 1),
+        lambda position: list_position({{ list_expression }}, {{ list_expression }}[position]) = position
+    )
+{%- endmacro %}
+
 {#- lara_explode_distinct_list(relation_sql, id_columns, list_column,
     element_alias, rank_alias, position_alias): one row per distinct element
     of a list, as trec_eval sees a ranked list: a repeated element keeps its
@@ -27,10 +41,7 @@
             {{ column }},
             {% endfor -%}
             {{ list_column }} as lara_logged_list,
-            list_filter(
-                range(1, len({{ list_column }}) + 1),
-                lambda position: list_position({{ list_column }}, {{ list_column }}[position]) = position
-            ) as lara_first_positions
+            {{ lara_duckdb_first_positions(list_column, 'len(' ~ list_column ~ ')') }} as lara_first_positions
         from {{ relation_sql }}
     ) as first_positions
 {%- endmacro %}
@@ -63,10 +74,9 @@
     case
         when {{ element_expression }} is not null
             and list_position({{ list_expression }}, {{ element_expression }}) > 0
-            then len(list_filter(
-                range(1, list_position({{ list_expression }}, {{ element_expression }}) + 1),
-                lambda position: list_position({{ list_expression }}, {{ list_expression }}[position]) = position
-            ))
+            then len({{ lara_duckdb_first_positions(
+                list_expression, 'list_position(' ~ list_expression ~ ', ' ~ element_expression ~ ')'
+            ) }})
     end
 {%- endmacro %}
 
