@@ -82,7 +82,13 @@ def test_run_help_names_what_a_scheduler_needs():
     ("argv", "says"),
     [
         (["generate", "--out", "o", "--sessions", "0"], "--sessions: a whole number >= 1, not '0'"),
+        (["generate", "--out", "o", "--days", "-5"], "--days: a whole number >= 1, not '-5'"),
+        (["generate", "--out", "o", "--days", "0"], "--days: a whole number >= 1, not '0'"),
         (["generate", "--out", "o", "--days", "1.5"], "--days: not a whole number: '1.5'"),
+        (
+            ["generate", "--out", "o", "--start-date", "2026-13-01"],
+            "--start-date: not a date (YYYY-MM-DD): '2026-13-01'",
+        ),
         (["run", "--resamples", "0"], "--resamples: a whole number >= 1, not '0'"),
         (["run", "--wait-lock", "-1"], "--wait-lock: a number of seconds >= 0, not '-1'"),
         (["bridge", "--resamples", "-1"], "--resamples: a whole number >= 1, not '-1'"),
@@ -96,14 +102,17 @@ def test_run_help_names_what_a_scheduler_needs():
         (["bench", "--spans", "-1"], "--spans: a whole number >= 0, not '-1'"),
     ],
 )
-def test_a_number_out_of_range_is_a_usage_error(capsys, argv, says):
-    """argparse stops before anything runs: exit 2, the option named, no traceback."""
+def test_a_number_out_of_range_is_a_usage_error(capsys, monkeypatch, tmp_path, argv, says):
+    """argparse stops before anything runs: exit 2, the option named, no traceback,
+    nothing written (the relative output folders would land in tmp_path)."""
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert f"lara {argv[0]}: error: argument {says}" in err, err
     assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_no_option_takes_any_whole_number_but_a_seed():

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
+
+from lara.arguments import whole_number
 
 
 class SettingError(ValueError):
@@ -13,14 +16,12 @@ class SettingError(ValueError):
 
 def whole_number_setting(name: str, text: str) -> int:
     """The setting `name`'s value `text` as a whole number of at least 1 (threads),
-    else SettingError naming the setting and the value."""
+    read as the command-line options read one (lara.arguments.whole_number), else
+    SettingError naming the setting and the value."""
     try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise SettingError(f"{name} must be a whole number of at least 1, got {text!r}")
-    return count
+        return whole_number(1)(text)
+    except argparse.ArgumentTypeError:
+        raise SettingError(f"{name} must be a whole number of at least 1, got {text!r}") from None
 
 
 def project_dir() -> Path:
