@@ -92,3 +92,18 @@
 {% macro default__lara_epoch_microseconds(expression) -%}
     unix_micros({{ expression }})
 {%- endmacro %}
+
+{#- The timestamp of a number of microseconds since the Unix epoch: the inverse
+    of lara_epoch_microseconds, exact (a timestamp carried through a sort as
+    its bigint and turned back). -#}
+{% macro lara_timestamp_from_epoch_microseconds(expression) %}
+    {{ return(adapter.dispatch('lara_timestamp_from_epoch_microseconds', 'lara')(expression)) }}
+{% endmacro %}
+
+{% macro duckdb__lara_timestamp_from_epoch_microseconds(expression) -%}
+    make_timestamp({{ expression }})
+{%- endmacro %}
+
+{% macro default__lara_timestamp_from_epoch_microseconds(expression) -%}
+    timestamp_micros({{ expression }})
+{%- endmacro %}

@@ -227,25 +227,27 @@ asset_outcomes as (
     on, so returns at the same instant are not later) and the first outcome
     at or after it (the current row's peers included, so an outcome at the
     same instant counts as between). Linear in the rows: no pairwise join
-    of a user's retrievals, and no join back to the units. #}
+    of a user's retrievals, and no join back to the units. The rows carry
+    each time once, as its bigint of microseconds (the sort's key and the
+    frames' values), turned back into a timestamp only for the few rows
+    kept: the window holds every return of the history on a full build,
+    and a narrower row spills less. #}
 timeline as (
 
     select
         user_id,
         asset_id,
         unit_retrieval_id,
-        retrieved_at as event_at,
         {{ lara_epoch_microseconds('retrieved_at') }} as event_us,
-        0 as event_order
+        false as is_outcome
     from returns
     union all
     select
         user_id,
         asset_id,
         null as unit_retrieval_id,
-        acted_at as event_at,
         {{ lara_epoch_microseconds('acted_at') }} as event_us,
-        1 as event_order
+        true as is_outcome
     from asset_outcomes
 
 ),
@@ -254,38 +256,37 @@ next_events as (
 
     select
         unit_retrieval_id,
-        event_at as retrieved_at,
-        min(case when event_order = 0 then event_at end) over (
+        event_us,
+        min(case when not is_outcome then event_us end) over (
             partition by user_id, asset_id
             order by event_us
             range between 1 following and unbounded following
-        ) as next_returned_at,
-        min(case when event_order = 1 then event_at end) over (
+        ) as next_returned_us,
+        min(case when is_outcome then event_us end) over (
             partition by user_id, asset_id
             order by event_us
             range between current row and unbounded following
-        ) as next_outcome_at
+        ) as next_outcome_us
     from timeline
 
 ),
 
 {# A unit's asset is re-retrieved when its next return falls within the
     window and no outcome came from the retrieval to that return (both ends
-    included). #}
+    included). The window in microseconds: exact on both engines (UTC
+    timestamps, whole days). #}
 reretrieved_assets as (
 
     select
         unit_retrieval_id as retrieval_id,
-        next_returned_at as returned_again_at
+        next_returned_us
     from next_events
     where
         unit_retrieval_id is not null
-        {#- a literal interval: exact to the microsecond on both engines
-            (dbt-spark's dateadd goes through whole seconds) #}
-        and retrieved_at + interval {{ window_days }} day >= next_returned_at
+        and event_us + {{ window_days }} * 86400000000 >= next_returned_us
         and (
-            next_outcome_at is null
-            or next_outcome_at > next_returned_at
+            next_outcome_us is null
+            or next_outcome_us > next_returned_us
         )
 
 ),
@@ -295,7 +296,7 @@ reretrieved as (
     select
         retrieval_id,
         count(*) as reretrieved_asset_count,
-        min(returned_again_at) as first_reretrieved_at
+        {{ lara_timestamp_from_epoch_microseconds('min(next_returned_us)') }} as first_reretrieved_at
     from reretrieved_assets
     group by retrieval_id
 
