@@ -229,9 +229,9 @@ asset_outcomes as (
     same instant counts as between). Linear in the rows: no pairwise join
     of a user's retrievals, and no join back to the units. The rows carry
     each time once, as its bigint of microseconds (the sort's key and the
-    frames' values), turned back into a timestamp only for the few rows
-    kept: the window holds every return of the history on a full build,
-    and a narrower row spills less. #}
+    frames' values), turned back into a timestamp once per re-retrieved
+    unit (its first later return): the window holds every return of the
+    history on a full build, and a narrower row spills less. #}
 timeline as (
 
     select
