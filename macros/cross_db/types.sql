@@ -92,6 +92,23 @@
 {%- endmacro %}
 
 
+{#- A 64-bit hash of one or more column expressions (any types; equal values
+    give equal hashes, nulls included), as an integer: a narrow grouping key
+    for checks over many rows (unique_combination_of_columns). Unlike
+    lara_row_hash (an md5 text: equal hashes mean equal values), two
+    different values can share it, so a caller confirms on the columns. -#}
+{% macro lara_hash64(expressions) %}
+    {{ return(adapter.dispatch('lara_hash64', 'lara')(expressions)) }}
+{% endmacro %}
+
+{% macro duckdb__lara_hash64(expressions) -%}
+    hash({{ expressions | join(', ') }})
+{%- endmacro %}
+
+{% macro default__lara_hash64(expressions) -%}
+    xxhash64({{ expressions | join(', ') }})
+{%- endmacro %}
+
 {#- Spark: try_cast accepts the same boolean and date texts as DuckDB; a cast
     to an integer type rounds half away from zero as DuckDB does (Spark's
     own cast truncates). -#}

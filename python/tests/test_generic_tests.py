@@ -152,6 +152,74 @@ def test_expressions_are_true_names_the_rules_each_row_breaks(clean_sample, tmp_
     }
 
 
+def test_unique_combination_of_columns_reports_each_repeated_key(clean_sample, tmp_path):
+    # The test groups a hash of the key first, then the key itself for the rows
+    # whose hash repeats (tests/generic/unique_combination_of_columns.sql): it
+    # must report exactly the repeated keys, nulls included, with their counts,
+    # as one grouping by the columns does.
+    select = "test_name:unique_combination_of_columns,int_retrieval_assets"
+    warehouse = tmp_path / "lara.duckdb"
+    shutil.copy(clean_sample.warehouse, warehouse)
+    target = tmp_path / "target"
+
+    passed = _run_test(clean_sample, warehouse, tmp_path, select)
+    assert passed.returncode == 0, passed.stdout[-3000:]
+    tests = _test_results(target)
+    assert len(tests) == 2 and {t["status"] for t in tests.values()} == {"pass"}, tests
+
+    table = "intermediate.int_retrieval_assets"
+    with duckdb.connect(str(warehouse)) as con:
+        r1, r2, r3 = (
+            row[0]
+            for row in con.execute(
+                f"select distinct retrieval_id from {table} order by 1 limit 3"
+            ).fetchall()
+        )
+        (a1, k1) = con.execute(
+            f"select asset_id, asset_rank from {table} where retrieval_id = ? "
+            "order by asset_rank limit 1",
+            [r1],
+        ).fetchone()
+        (k2,) = con.execute(
+            f"select min(asset_rank) from {table} where retrieval_id = ?", [r2]
+        ).fetchone()
+        # A whole row twice: both keys repeat.
+        con.execute(
+            f"insert into {table} select * from {table} where retrieval_id = ? and asset_id = ?",
+            [r1, a1],
+        )
+        # Another asset at a rank already taken: only (retrieval_id, asset_rank) repeats.
+        con.execute(
+            f"insert into {table} select * replace ('planted-asset' as asset_id) from {table} "
+            "where retrieval_id = ? and asset_rank = ?",
+            [r2, k2],
+        )
+        # Two rows without an asset at a new rank: both keys repeat, one with a null.
+        con.execute(
+            f"insert into {table} select * replace (null as asset_id, 999 as asset_rank) "
+            f"from {table} where retrieval_id = ? and asset_rank = ? "
+            f"union all select * replace (null as asset_id, 999 as asset_rank) "
+            f"from {table} where retrieval_id = ? and asset_rank = ?",
+            [r3, 1, r3, 1],
+        )
+    failed = _run_test(clean_sample, warehouse, tmp_path, select)
+    assert failed.returncode != 0, failed.stdout[-3000:]
+    tests = _test_results(target)
+    (by_asset,) = [t for name, t in tests.items() if name.endswith("_retrieval_id__asset_id")]
+    (by_rank,) = [t for name, t in tests.items() if name.endswith("_retrieval_id__asset_rank")]
+    assert (by_asset["status"], by_asset["failures"]) == ("fail", 2), by_asset
+    assert (by_rank["status"], by_rank["failures"]) == ("fail", 3), by_rank
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        stored_assets = con.execute(
+            f"select retrieval_id, asset_id, occurrences from {by_asset['relation_name']}"
+        ).fetchall()
+        stored_ranks = con.execute(
+            f"select retrieval_id, asset_rank, occurrences from {by_rank['relation_name']}"
+        ).fetchall()
+    assert sorted(stored_assets, key=str) == sorted([(r1, a1, 2), (r3, None, 2)], key=str)
+    assert sorted(stored_ranks) == sorted([(r1, k1, 2), (r2, k2, 2), (r3, 999, 2)])
+
+
 def _test_results(target) -> dict[str, dict]:
     """The data tests of the last dbt command run into `target`, by test name."""
     results = json.loads((target / "run_results.json").read_text())["results"]
