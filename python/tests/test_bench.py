@@ -192,6 +192,62 @@ def test_targets_report_every_target_met_or_missed() -> None:
     assert "fct_retrievals 5.0%" in report
 
 
+def test_breakdown_names_the_slowest_data_tests(tmp_path: Path) -> None:
+    """A full build's data tests can cost as much as a model (at 20M events the two
+    key tests of int_retrieval_assets took 54.7 node seconds): the per-size and
+    per-run lines name the slowest ones, read from run_results.json."""
+    target = tmp_path / "target"
+    target.mkdir()
+    run = [
+        ("model.lara.stg_lara__retrievals", 4.0),
+        ("model.lara.fct_retrievals", 6.0),
+        ("model.lara.fct_retrieval_reretrievals", 9.0),
+        ("test.lara.unique_fct_retrievals_retrieval_id.1a2b3c", 0.5),
+    ]
+    run += [(f"test.lara.not_null_t{i}_x.{i:06d}", 0.1 * i) for i in range(1, 8)]
+    run.append(("test.lara.unique_combination_of_columns_int_retrieval_assets_key.9f8e7d", 30.2))
+    results = [{"unique_id": uid, "execution_time": t} for uid, t in run]
+    (target / "run_results.json").write_text(json.dumps({"elapsed_time": 60.0, "results": results}))
+    parents = {"model.lara.fct_retrievals": ["model.lara.stg_lara__retrievals"]}
+    (target / "manifest.json").write_text(json.dumps({"parent_map": parents}))
+
+    breakdown = bench.dbt_breakdown(target)
+    assert breakdown["fct_retrievals_lineage_models_s"] == 10.0
+    assert breakdown["by_type_s"]["test"] == round(0.5 + 30.2 + 0.1 * sum(range(1, 8)), 2)
+    assert list(breakdown["slowest_tests_s"].items()) == [
+        ("unique_combination_of_columns_int_retrieval_assets_key", 30.2),
+        ("not_null_t7_x", 0.7),
+        ("not_null_t6_x", 0.6),
+        ("unique_fct_retrievals_retrieval_id", 0.5),
+        ("not_null_t5_x", 0.5),
+    ]
+    size = _size(20_000_000, 700.0, 180.0, 300.0, 3000.0)
+    size.dbt_breakdown = breakdown
+    report = bench.render_report(bench.machine_info(), [size], None, "3GB", 2, [])
+    assert (
+        "slowest models: fct_retrieval_reretrievals 9.0, fct_retrievals 6.0,"
+        " stg_lara__retrievals 4.0; slowest data tests:"
+        " unique_combination_of_columns_int_retrieval_assets_key 30.2, not_null_t7_x 0.7,"
+    ) in report
+    day = _day(30, 30.0, 400.0)
+    day.day_breakdown = breakdown
+    assert (
+        "- 30 days, the day's node seconds (summed over threads): model 19.0, test"
+    ) in bench_incremental.render_incremental([day])
+    assert "; slowest data tests: unique_combination_of_columns_int_retrieval_assets_key 30.2" in (
+        bench_incremental.render_incremental([day])
+    )
+    # results saved before tests were recorded (lara bench --merge) render as before
+    assert "slowest data tests" not in bench.render_report(
+        bench.machine_info(),
+        [_size(20_000_000, 700.0, 180.0, 300.0, 3000.0)],
+        None,
+        "3GB",
+        2,
+        [],
+    )
+
+
 def test_targets_say_when_the_largest_size_is_missing() -> None:
     text = "\n".join(bench._targets([_size(1_000_000, 60.0, 10.0, 15.0, 1500.0)], []))
     assert "not measured (largest size built: 1,000,000 events) | **no**" in text

@@ -29,9 +29,11 @@ from typing import Any
 from lara.arguments import whole_number
 from lara.bench_incremental import (
     TOP_MODELS,
+    TOP_TESTS,
     IncrementalResult,
     bench_incremental,
     render_incremental,
+    slowest_tests,
 )
 from lara.dbt import dbt_env, dbt_executable
 from lara.paths import project_dir
@@ -287,7 +289,8 @@ def compare(warehouse: Path, reference_db: Path) -> dict:
 
 def dbt_breakdown(target: Path) -> dict:
     """Summed node execution seconds by resource type (model, test, unit_test, ...),
-    the fct_retrievals lineage's models, and the slowest models, from run_results.json."""
+    the fct_retrievals lineage's models, every model's and the slowest data tests'
+    seconds (by test name), from run_results.json."""
     try:
         results = json.loads((target / "run_results.json").read_text())
         manifest = json.loads((target / "manifest.json").read_text())
@@ -304,11 +307,14 @@ def dbt_breakdown(target: Path) -> dict:
         stack.extend(parents.get(node, []))
     by_type: dict[str, float] = {}
     models: dict[str, float] = {}
+    tests: dict[str, float] = {}
     for row in results["results"]:
         kind = row["unique_id"].split(".")[0]
         by_type[kind] = by_type.get(kind, 0.0) + row["execution_time"]
         if kind == "model":
             models[row["unique_id"].split(".")[-1]] = row["execution_time"]
+        elif kind == "test":
+            tests[row["unique_id"].split(".")[2]] = row["execution_time"]
     lineage_s = sum(t for name, t in models.items() if f"model.lara.{name}" in lineage)
     ranked = sorted(models.items(), key=lambda kv: -kv[1])
     return {
@@ -317,6 +323,9 @@ def dbt_breakdown(target: Path) -> dict:
         "fct_retrievals_lineage_models_s": round(lineage_s, 2),
         "slowest_models_s": {k: round(v, 2) for k, v in ranked[:5]},
         "models_s": {k: round(v, 2) for k, v in ranked},
+        "slowest_tests_s": {
+            k: round(v, 2) for k, v in sorted(tests.items(), key=lambda kv: -kv[1])[:TOP_TESTS]
+        },
     }
 
 
@@ -862,6 +871,7 @@ def render_report(
                 f"- {r.events:,} events, dbt node seconds (summed over threads): {types};"
                 f" models in fct_retrievals' lineage {summed:.1f}"
                 f" ({summed / reference_s:.1f}x the reference{alone}); slowest models: {slow}"
+                f"{slowest_tests(b)}"
             )
         for note in r.notes:
             lines.append(f"- {r.events:,} events: {note[:1200]}")

@@ -33,6 +33,8 @@ from lara.paths import project_dir
 SESSION_MARTS = ("fct_retrievals", "fct_action_attributions", "fct_prompts", "fct_sessions")
 #: the slowest models listed per build in the report
 TOP_MODELS = 15
+#: the slowest data tests listed per build in the report
+TOP_TESTS = 5
 
 
 @dataclass
@@ -236,6 +238,15 @@ def _models(breakdown: dict) -> str:
     return ", ".join(f"{name} {seconds:.1f}" for name, seconds in top) or "n/a"
 
 
+def slowest_tests(breakdown: dict) -> str:
+    """'; slowest data tests: name s, ...' for a build's breakdown, or '' when it has
+    none (a build without tests, or results saved before tests were recorded)."""
+    tests = breakdown.get("slowest_tests_s") or {}
+    top = sorted(tests.items(), key=lambda kv: -kv[1])[:TOP_TESTS]
+    listed = ", ".join(f"{name} {seconds:.1f}" for name, seconds in top)
+    return f"; slowest data tests: {listed}" if listed else ""
+
+
 def _types(breakdown: dict) -> str:
     return ", ".join(f"{k} {v:.1f}" for k, v in breakdown.get("by_type_s", {}).items()) or "n/a"
 
@@ -290,7 +301,7 @@ def render_incremental(results: list[IncrementalResult]) -> str:
             if breakdown:
                 lines.append(
                     f"- {r.days} days, {label}: {_types(breakdown)};"
-                    f" slowest models: {_models(breakdown)}"
+                    f" slowest models: {_models(breakdown)}{slowest_tests(breakdown)}"
                 )
         if not r.ok:
             lines.append(f"- {r.days} days FAILED: " + " / ".join(r.notes)[:1500])
