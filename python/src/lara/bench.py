@@ -34,6 +34,7 @@ from lara.bench_incremental import (
     bench_incremental,
     render_incremental,
     slowest_tests,
+    top_seconds,
 )
 from lara.dbt import dbt_env, dbt_executable
 from lara.paths import project_dir
@@ -858,7 +859,7 @@ def render_report(
         if r.dbt_breakdown:
             b = r.dbt_breakdown
             types = ", ".join(f"{k} {v:.1f}" for k, v in b["by_type_s"].items())
-            slow = ", ".join(f"{k} {v:.1f}" for k, v in b["slowest_models_s"].items())
+            slow = top_seconds(b["slowest_models_s"], len(b["slowest_models_s"]))
             reference_s = r.reference_s or float("nan")
             summed = b["fct_retrievals_lineage_models_s"]
             alone = (

@@ -232,18 +232,21 @@ def _recomputed_share(warehouse: Path) -> dict[str, float]:
     return shares
 
 
+def top_seconds(seconds_by_name: dict[str, float], count: int) -> str:
+    """'name s, name s, ...' for the `count` largest values, largest first ('' for none)."""
+    top = sorted(seconds_by_name.items(), key=lambda kv: -kv[1])[:count]
+    return ", ".join(f"{name} {seconds:.1f}" for name, seconds in top)
+
+
 def _models(breakdown: dict) -> str:
     models = breakdown.get("models_s") or breakdown.get("slowest_models_s") or {}
-    top = sorted(models.items(), key=lambda kv: -kv[1])[:TOP_MODELS]
-    return ", ".join(f"{name} {seconds:.1f}" for name, seconds in top) or "n/a"
+    return top_seconds(models, TOP_MODELS) or "n/a"
 
 
 def slowest_tests(breakdown: dict) -> str:
     """'; slowest data tests: name s, ...' for a build's breakdown, or '' when it has
     none (a build without tests, or results saved before tests were recorded)."""
-    tests = breakdown.get("slowest_tests_s") or {}
-    top = sorted(tests.items(), key=lambda kv: -kv[1])[:TOP_TESTS]
-    listed = ", ".join(f"{name} {seconds:.1f}" for name, seconds in top)
+    listed = top_seconds(breakdown.get("slowest_tests_s") or {}, TOP_TESTS)
     return f"; slowest data tests: {listed}" if listed else ""
 
 
