@@ -17,6 +17,7 @@ that a partial `dbt run` loaded since that build fails the next build.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import duckdb
@@ -218,6 +219,17 @@ def test_unique_combination_of_columns_reports_each_repeated_key(clean_sample, t
         ).fetchall()
     assert sorted(stored_assets, key=str) == sorted([(r1, a1, 2), (r3, None, 2)], key=str)
     assert sorted(stored_ranks) == sorted([(r1, k1, 2), (r2, k2, 2), (r3, 999, 2)])
+
+    # A hash shared by different keys (a 64-bit collision cannot be planted): the
+    # same compiled tests with every row given one hash must still report only the
+    # repeated keys, from the exact pass over the columns.
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        for test, stored in ((by_asset, stored_assets), (by_rank, stored_ranks)):
+            collided, hashes = re.subn(
+                r"\bhash\([^()]*\)", "cast(0 as ubigint)", test["compiled_code"]
+            )
+            assert hashes == 3, test["compiled_code"]
+            assert sorted(con.execute(collided).fetchall(), key=str) == sorted(stored, key=str)
 
 
 def _test_results(target) -> dict[str, dict]:
