@@ -352,3 +352,65 @@ def test_a_build_tests_the_rows_a_partial_run_loaded(tmp_path):
     tests = _test_results(target)
     (name,) = [n for n in tests if n.startswith("not_null_columns_stg_lara__retrievals_")]
     assert (tests[name]["status"], tests[name]["failures"]) == ("fail", 1), tests[name]
+
+
+def test_a_relationships_test_sized_to_the_run_finds_the_missing_parent(tmp_path):
+    # dbt's `relationships` test, overridden (macros/tests/relationships.sql): on a
+    # scheduled build the child side holds the run's rows, and the parent is read
+    # only for the keys they name. A late action naming a retrieval nobody logged
+    # is the one failure of the build (the older rows are not read); the weekly
+    # full test, in dbt's own form over every row, finds the same action. A late
+    # action naming a logged retrieval passes (its parent is read).
+    from lara.generate import GeneratorConfig, generate
+
+    raw, warehouse, target = tmp_path / "raw", tmp_path / "lara.duckdb", tmp_path / "target"
+    generate(GeneratorConfig(sessions=120, days=2, seed=17), raw, progress=False)
+    dbt = _dbt_in(tmp_path, raw, warehouse)
+    first = dbt("build", "--resource-type", "seed", "--resource-type", "model")
+    assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
+    # The staging views, their tests, and the load log (so the build completes a run).
+    select = ["--select", "+stg_lara__actions", "+stg_lara__retrievals", "+stg_lara__prompts"]
+    select.append("lara_incremental_manifest")
+    full = dbt("test", *select[:4], "--vars", "{lara_full_test: true}")
+    assert full.returncode == 0, (full.stdout + full.stderr)[-3000:]
+    (name,) = [
+        n
+        for n in _test_results(target)
+        if n.startswith("relationships_stg_lara__actions_source_retrieval_id")
+    ]
+    known = _test_results(target)[name]["failures"]  # the sample's planted lineage faults
+
+    # The latest day with an action that names its retrieval: a copy of that
+    # action, naming none that exists, delivered late into its partition.
+    with duckdb.connect() as con:
+        (day,) = con.execute(
+            f"select max(dt) from read_parquet('{raw / 'actions'}/*/*.parquet',"
+            " hive_partitioning = true, hive_types_autocast = false)"
+            " where source_retrieval_id is not null"
+        ).fetchone()
+        late = raw / "actions" / f"dt={day}" / "late-orphan.parquet"
+        # Two late actions: one naming a retrieval nobody logged, one naming a
+        # logged retrieval (its parent must still be found).
+        con.execute(
+            f"create table logged as select * from read_parquet('{late.parent}/*.parquet')"
+            " where source_retrieval_id is not null limit 1"
+        )
+        con.execute(
+            "copy (select * replace ('late-orphan' as action_id, 'no-such-retrieval' as"
+            " source_retrieval_id) from logged union all select * replace ('late-known' as"
+            f" action_id) from logged) to '{late}' (format parquet)"
+        )
+        assert con.execute(f"select count(*) from read_parquet('{late}')").fetchone() == (2,)
+    scheduled = dbt("build", *select)
+    assert scheduled.returncode == 0, (scheduled.stdout + scheduled.stderr)[-3000:]
+    test = _test_results(target)[name]
+    assert (test["status"], test["failures"]) == ("warn", 1), test
+    compiled = " ".join(test["compiled_code"].split())
+    assert "where retrieval_id in (select child.from_field from child)" in compiled, compiled
+    assert "_lara_loaded_at > coalesce((" in compiled, compiled
+
+    full = dbt("test", "--select", name, "--vars", "{lara_full_test: true}")
+    assert full.returncode == 0, (full.stdout + full.stderr)[-3000:]
+    test = _test_results(target)[name]
+    assert (test["status"], test["failures"]) == ("warn", known + 1), test
+    assert "from child)" not in " ".join(test["compiled_code"].split())
