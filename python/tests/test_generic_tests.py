@@ -252,6 +252,20 @@ def _dbt_in(tmp_path, raw, warehouse):
     return dbt
 
 
+def _small_warehouse(tmp_path):
+    """A small log (120 sessions over 2 days) under tmp_path/raw, every model built from
+    it into tmp_path/lara.duckdb (a completed run); returns raw, warehouse, target and
+    `dbt` (as `_dbt_in`)."""
+    from lara.generate import GeneratorConfig, generate
+
+    raw, warehouse, target = tmp_path / "raw", tmp_path / "lara.duckdb", tmp_path / "target"
+    generate(GeneratorConfig(sessions=120, days=2, seed=17), raw, progress=False)
+    dbt = _dbt_in(tmp_path, raw, warehouse)
+    first = dbt("build", "--resource-type", "seed", "--resource-type", "model")
+    assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
+    return raw, warehouse, target, dbt
+
+
 def test_a_build_with_nothing_new_tests_no_row(clean_sample, tmp_path):
     warehouse = tmp_path / "lara.duckdb"
     shutil.copy(clean_sample.warehouse, warehouse)
@@ -310,13 +324,7 @@ def test_a_build_tests_the_rows_a_partial_run_loaded(tmp_path):
     # the scheduled build. The build checks the rows the partial run loaded, not
     # only its own: a fault in the new row fails the staging view's test, one in
     # an older row is not read (1 failure, not 2).
-    from lara.generate import GeneratorConfig, generate
-
-    raw, warehouse, target = tmp_path / "raw", tmp_path / "lara.duckdb", tmp_path / "target"
-    generate(GeneratorConfig(sessions=120, days=2, seed=17), raw, progress=False)
-    dbt = _dbt_in(tmp_path, raw, warehouse)
-    first = dbt("build", "--resource-type", "seed", "--resource-type", "model")
-    assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
+    raw, warehouse, target, dbt = _small_warehouse(tmp_path)
     with duckdb.connect(str(warehouse), read_only=True) as con:
         (watermark,) = con.execute(
             "select max(reflected_through) from run_state.lara_incremental_manifest"
@@ -361,13 +369,7 @@ def test_a_relationships_test_sized_to_the_run_finds_the_missing_parent(tmp_path
     # is the one failure of the build (the older rows are not read); the weekly
     # full test, in dbt's own form over every row, finds the same action. A late
     # action naming a logged retrieval passes (its parent is read).
-    from lara.generate import GeneratorConfig, generate
-
-    raw, warehouse, target = tmp_path / "raw", tmp_path / "lara.duckdb", tmp_path / "target"
-    generate(GeneratorConfig(sessions=120, days=2, seed=17), raw, progress=False)
-    dbt = _dbt_in(tmp_path, raw, warehouse)
-    first = dbt("build", "--resource-type", "seed", "--resource-type", "model")
-    assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
+    raw, warehouse, target, dbt = _small_warehouse(tmp_path)
     # The staging views, their tests, and the load log (so the build completes a run).
     select = ["--select", "+stg_lara__actions", "+stg_lara__retrievals", "+stg_lara__prompts"]
     select.append("lara_incremental_manifest")
