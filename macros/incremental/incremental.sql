@@ -484,6 +484,28 @@ sessions_this_run as (
 {%- endmacro %}
 
 
+{% macro lara_in_session_events_this_run(column, event_time) -%}
+    {#- lara_in_sessions_this_run for a read of the clean prompts or actions
+        (stg_lara__prompts, stg_lara__actions) by their session `column`, with
+        `event_time` their timestamp: also on or after the earliest date of
+        the sessions this run recomputes. The same rows as the session filter
+        alone: a session's date is the UTC date of its first clean prompt or
+        action (lara_sessions_this_run), from the same views in the same run,
+        so none of them is earlier; a session without a date has no clean
+        prompt or action to read (and a clean row always has its time). The
+        bound lets DuckDB skip the older row groups of the base table (zone
+        maps) instead of probing every event of the history: at 120 days of
+        100k events the actions' read took 0.16 s instead of 0.34
+        (docs/benchmarks.md, "What grows with the history"). -#}
+    {%- if is_incremental() -%}
+    ({{ lara_in_sessions_this_run(column) }}
+        and {{ event_time }} >= (select min(sessions_this_run.session_date) from sessions_this_run))
+    {%- else -%}
+    true
+    {%- endif -%}
+{%- endmacro %}
+
+
 {% macro lara_in_session_rows_this_run(column='session_guid') -%}
     {#- lara_in_sessions_this_run for a read of a session-grained model's
         rows (stamped by lara_stamp_rows on the same session column):

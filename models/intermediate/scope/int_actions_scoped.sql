@@ -20,7 +20,7 @@ with
 actions as (
 
     select * from {{ ref('stg_lara__actions') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_events_this_run('session_guid', 'acted_at') }}
 
 ),
 

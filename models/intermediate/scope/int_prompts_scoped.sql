@@ -19,7 +19,7 @@ with
 prompts as (
 
     select * from {{ ref('stg_lara__prompts') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_events_this_run('session_guid', 'prompted_at') }}
 
 ),
 

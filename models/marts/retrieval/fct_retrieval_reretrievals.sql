@@ -144,6 +144,10 @@ candidate_retrievals as {{ lara_materialized_cte() if is_incremental() else lara
 
 ),
 
+{# The candidates' assets. On an incremental run also within the
+    candidates' times (an asset row carries its retrieval's time): the same
+    rows, and the engine skips the older row groups (a bound on the column
+    itself; the date of the cast does not reach DuckDB's zone maps). #}
 assets as (
 
     select
@@ -153,7 +157,8 @@ assets as (
     where
         retrieval_id in (select candidate_retrievals.retrieval_id from candidate_retrievals)
     {% if is_incremental() %}
-        and cast(retrieved_at as date) in (select event_days.event_date from event_days)
+        and retrieved_at >= (select min(candidate_retrievals.retrieved_at) from candidate_retrievals)
+        and retrieved_at <= (select max(candidate_retrievals.retrieved_at) from candidate_retrievals)
     {% endif %}
 
 ),
