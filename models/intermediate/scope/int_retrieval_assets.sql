@@ -18,7 +18,7 @@ retrievals as (
         retrieved_at,
         returned_asset_ids
     from {{ ref('stg_lara__retrievals') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_since_first(ref('stg_lara__retrievals'), 'retrieved_at') }}
 
 ),
 

@@ -16,7 +16,7 @@ with
 retrievals as (
 
     select * from {{ ref('stg_lara__retrievals') }}
-    where {{ lara_in_sessions_this_run('session_guid') }}
+    where {{ lara_in_session_rows_since_first(ref('stg_lara__retrievals'), 'retrieved_at') }}
 
 ),
 
