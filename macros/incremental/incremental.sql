@@ -531,6 +531,24 @@ sessions_this_run as (
 {%- endmacro %}
 
 
+{% macro lara_within_times_of(relation, time_column='retrieved_at', relation_time_column=none) -%}
+    {#- A where-clause term for a read by id (`id in (select id from
+        relation)`) of rows that carry the time of the rows of `relation` they
+        match (a retrieval's assets, its scoped row): `time_column` between the
+        earliest and the latest `relation_time_column` (default the same
+        name) of `relation`. The same rows; DuckDB's zone maps then skip the
+        row groups outside those times, which a semi-join on an id cannot. True
+        on a full build. -#}
+    {%- if is_incremental() -%}
+    {%- set relation_time_column = relation_time_column or time_column -%}
+    ({{ time_column }} >= (select min({{ relation }}.{{ relation_time_column }}) from {{ relation }})
+        and {{ time_column }} <= (select max({{ relation }}.{{ relation_time_column }}) from {{ relation }}))
+    {%- else -%}
+    true
+    {%- endif -%}
+{%- endmacro %}
+
+
 {% macro lara_in_session_rows_this_run(column='session_guid') -%}
     {#- lara_in_sessions_this_run for a read of a session-grained model's
         rows (stamped by lara_stamp_rows on the same session column):

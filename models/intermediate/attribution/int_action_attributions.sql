@@ -198,8 +198,7 @@ retrieval_assets as (
     {%- if is_incremental() %}
     where
         retrieval_id in (select retrieval_id from credits)
-        and retrieved_at >= (select min(retrievals.retrieved_at) from retrievals)
-        and retrieved_at <= (select max(retrievals.retrieved_at) from retrievals)
+        and {{ lara_within_times_of('retrievals') }}
     {%- endif %}
 
 ),

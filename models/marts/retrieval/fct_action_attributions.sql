@@ -19,6 +19,9 @@ attributions as (
 
 ),
 
+{# The credited retrievals; on an incremental run also within their times
+   (each attribution carries its retrieval's time), so the engine skips the
+   other days' row groups. #}
 retrievals as (
 
     select
@@ -31,7 +34,9 @@ retrievals as (
         displayed_asset_ids
     from {{ ref('int_retrievals_scoped') }}
     {%- if is_incremental() %}
-    where retrieval_id in (select retrieval_id from attributions)
+    where
+        retrieval_id in (select retrieval_id from attributions)
+        and {{ lara_within_times_of('attributions') }}
     {%- endif %}
 
 ),

@@ -157,8 +157,7 @@ assets as (
     where
         retrieval_id in (select candidate_retrievals.retrieval_id from candidate_retrievals)
     {% if is_incremental() %}
-        and retrieved_at >= (select min(candidate_retrievals.retrieved_at) from candidate_retrievals)
-        and retrieved_at <= (select max(candidate_retrievals.retrieved_at) from candidate_retrievals)
+        and {{ lara_within_times_of('candidate_retrievals') }}
     {% endif %}
 
 ),
