@@ -621,15 +621,45 @@ left join sessions_this_run
     {#- a bulk run recomputed every row (macros/incremental/bulk.sql) #}
     delete from {{ target }};
     {%- else %}
+    {%- set bound = lara_session_date_bound(arg_dict['dest_columns'] | map(attribute='name') | list) %}
     delete from {{ target }}
     where
-        {{ column }} in (select session_guid from ({{ lara_sessions_this_run_select() }}) as recomputed)
+        ({{ column }} in (select session_guid from ({{ lara_sessions_this_run_select() }}) as recomputed)
+        {%- if bound %}
+            and (_lara_session_date >= {{ bound }} or _lara_session_date is null)
+        {%- endif %})
         {%- if key %}
         or {{ key }} in (select {{ key }} from {{ arg_dict['temp_relation'] }})
         {%- endif %};
     {%- endif %}
     insert into {{ target }} ({{ columns }})
     select {{ columns }} from {{ arg_dict['temp_relation'] }}
+{% endmacro %}
+
+
+{% macro lara_session_date_bound(columns) %}
+    {#- The least `_lara_session_date` a row of the sessions this run
+        recomputes can carry, as a date literal for the delete of strategy
+        lara_replace_sessions, or none (no bound): the earliest date
+        lara_session_dates has held for any of those sessions
+        (lara_sessions_this_run.earliest_session_date). Every stamp was once
+        its session's date there, and that earliest date never moves later,
+        so the bounded delete removes the same rows; DuckDB then skips the
+        row groups of older days (zone maps) instead of probing the session
+        column of every row of the history. None when the model has no
+        `_lara_session_date` column (`columns`: its column names), when no
+        session this run has a date, and at parse time. Rows without a date
+        are always in reach (`or _lara_session_date is null`). -#}
+    {%- if not execute or '_lara_session_date' not in (columns | map('lower') | list) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set query -%}
+        select cast(min(run_sessions.earliest_session_date) as {{ dbt.type_string() }})
+        from {{ ref('lara_sessions_this_run') }} as run_sessions
+        where {{ lara_recomputed_here() }}
+    {%- endset -%}
+    {%- set earliest = run_query(query).columns[0].values()[0] -%}
+    {{ return(("cast(" ~ lara_sql_string(earliest) ~ " as date)") if earliest else none) }}
 {% endmacro %}
 
 

@@ -62,20 +62,6 @@ union all
 
 with
 
-clean_events as (
-
-    select
-        session_guid,
-        prompted_at as event_at
-    from {{ ref('stg_lara__prompts') }}
-    union all
-    select
-        session_guid,
-        acted_at as event_at
-    from {{ ref('stg_lara__actions') }}
-
-),
-
 {% if is_full_build -%}
 {#- Every session with a row in any status: a session whose rows are all
     quarantined now still has rows from an earlier build to remove. -#}
@@ -169,27 +155,16 @@ label_flags as (
 ),
 {%- endif %}
 
-{# The dates of the sessions recomputed: their clean events, found by
-    their session. On DuckDB's incremental runs the filter reads `or` a bulk
-    run (whose sessions are every session anyway), so the engine checks each
-    event against a hash table of the few sessions this run (a mark join).
-    As a plain `in`, DuckDB's estimate of the closure (the loaded-after-the-
-    watermark filters it cannot see through count as half of every table)
-    exceeds the clean events, and it hashed every event of the history
-    instead: 1.8 of the query's 3.6 s at 120 days of 100k events
-    (docs/benchmarks.md, "What grows with the history"). #}
-{%- set or_bulk_run = '' -%}
-{%- if not is_full_build and target.type == 'duckdb' -%}
-    {%- set or_bulk_run = '(select is_bulk.is_bulk_run from is_bulk) or ' -%}
-{%- endif %}
+{# The sessions' dates, kept by lara_session_dates (a session's date
+    changes only when its prompts or actions do, and that model recomputes
+    those): one join, no read of the events here. #}
 session_dates as (
 
     select
         session_guid,
-        cast(min(event_at) as date) as session_date
-    from clean_events
-    where {{ or_bulk_run }}session_guid in (select sessions.session_guid from sessions)
-    group by session_guid
+        session_date,
+        earliest_session_date
+    from {{ ref('lara_session_dates') }}
 
 ),
 
@@ -198,6 +173,7 @@ final as (
     select
         sessions.session_guid,
         session_dates.session_date,
+        session_dates.earliest_session_date,
         sessions.reason,
         {% for table_name in lara_label_tables() -%}
         {{ 'false' if is_full_build else 'coalesce(label_flags.has_loaded_' ~ table_name ~ ', false)' }}

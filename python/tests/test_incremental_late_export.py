@@ -33,7 +33,10 @@ again and leaves dq_quarantine.
 Then a late prompt dated the evening before a session's first prompt
 moves that session to the day before: every session-grained model must
 restamp its rows with the new date (`_lara_session_date`), which is what
-reads by session date (lara_in_session_rows_this_run) rely on.
+reads by session date (lara_in_session_rows_this_run) rely on. The late
+file is then rewritten empty: the session moves back a day later, and its
+rows stamped with the day before must go, which the delete reaches because
+lara_session_dates keeps the earliest date the session has had.
 
 Then late files bring a new session of a known user, two days after one of
 the user's retrievals, that returns one of its assets again: that earlier
@@ -511,9 +514,19 @@ def _move_a_session_a_day_earlier(raw: Path, warehouse: Path, root: Path) -> dic
             for model in STAMPED_MODELS
         }
 
+    def dates() -> list[tuple]:
+        return _query(
+            warehouse,
+            "select dates.session_date, dates.earliest_session_date, run.earliest_session_date"
+            " from run_state.lara_session_dates as dates"
+            " left join run_state.lara_sessions_this_run as run"
+            " on dates.session_guid = run.session_guid where dates.session_guid = ?",
+            [session_guid],
+        )
+
     before = rows()
     _build(raw, warehouse, root, ["build"])
-    return {
+    moved = {
         "session_guid": session_guid,
         "before": before,
         "after": rows(),
@@ -522,8 +535,32 @@ def _move_a_session_a_day_earlier(raw: Path, warehouse: Path, root: Path) -> dic
             "select session_date from run_state.lara_sessions_this_run where session_guid = ?",
             [session_guid],
         ),
+        "dates": dates(),
         "day_before": day_before,
     }
+    # The late prompt's file is rewritten empty: the session moves back a day
+    # later. Its rows stamped with the day before must go, so the delete's
+    # bound must reach back to that earlier date.
+    late_file = raw / "prompts" / f"dt={day_before.isoformat()}" / "late-early-prompt.jsonl"
+    late_file.write_text("")
+    _build(raw, warehouse, root, ["build"])
+    return {
+        **moved,
+        "back": rows(),
+        "back_dates": dates(),
+        "back_bound": _query(
+            warehouse,
+            "select min(earliest_session_date) from run_state.lara_sessions_this_run",
+        )[0][0],
+        "back_delete": _executed_sql(root, warehouse, "int_retrieval_assets"),
+    }
+
+
+def _executed_sql(root: Path, warehouse: Path, model: str) -> str:
+    """The statements dbt ran last for `model` (target/run: an incremental model's
+    delete and insert)."""
+    (path,) = (root / f"target-{warehouse.stem}" / "run").rglob(f"{model}.sql")
+    return path.read_text()
 
 
 def test_a_late_earlier_prompt_moves_its_session_and_every_model_restamps_it(late_export):
@@ -539,6 +576,26 @@ def test_a_late_earlier_prompt_moves_its_session_and_every_model_restamps_it(lat
         # row of the session is still there, under its new date.
         extra = 1 if model in ("intermediate.int_prompts_scoped", "marts.fct_prompts") else 0
         assert count_after == count_before + extra, (model, count_before, count_after)
+
+
+def test_a_session_moved_back_later_keeps_its_earliest_date_and_loses_the_earlier_rows(
+    late_export,
+):
+    moved = late_export["moved"]
+    # lara_session_dates keeps the earliest date the session has had.
+    assert moved["dates"] == [(moved["day_before"], moved["day_before"], moved["day_before"])]
+    assert moved["back_dates"] == [(MOVE_DAY, moved["day_before"], moved["day_before"])]
+    # Every row is back under MOVE_DAY, none left under the day before: the
+    # delete reached the rows stamped with the earlier date.
+    for model in STAMPED_MODELS:
+        assert moved["back"][model] == moved["before"][model], model
+    # The delete of lara_replace_sessions is bounded by the least earliest
+    # date of the sessions this run, as a date DuckDB can prune row groups by.
+    assert moved["back_bound"] <= moved["day_before"]
+    assert (
+        f"_lara_session_date >= cast('{moved['back_bound'].isoformat()}' as date)"
+        in moved["back_delete"]
+    ), moved["back_delete"][:2000]
 
 
 def test_a_late_return_recomputes_an_earlier_retrieval_of_its_user_only(late_export):

@@ -1,0 +1,149 @@
+{#- Every session's date, and the earliest date it has had: one row per
+    session with a prompt or action in any status. `session_date` is the UTC
+    date of the session's first clean prompt or action (null when none is
+    left), the date lara_sessions_this_run gives the session and so the
+    `_lara_session_date` every session-grained model stamps its rows with
+    (lara_stamp_rows). `earliest_session_date` is the least date this table
+    has held for the session: no row of a session-grained model carries an
+    earlier stamp, since every stamp was once the session's `session_date`
+    here. The strategy lara_replace_sessions bounds its delete by it
+    (lara_session_date_bound), so a run's deletes read the days of the
+    sessions it replaces instead of every row of the history.
+
+    A session's date changes only when its own prompts or actions change, so
+    an incremental run (DuckDB) recomputes the dates of the sessions of the
+    prompt and action rows loaded after the last completed run (any status:
+    a version quarantined today can move its session's date later) and keeps
+    every other row; it replaces those rows by session (delete+insert).
+    A full build, a run without a completed one before it, and every run on
+    Spark (a table there: Parquet tables have no delete; the Spark
+    strategies do not read this bound) compute every session's date, with
+    `earliest_session_date` equal to it. -#}
+{{ config(
+    materialized='incremental' if target.type == 'duckdb' else 'table',
+    unique_key='session_guid',
+    incremental_strategy='delete+insert' if target.type == 'duckdb' else none,
+    on_schema_change='fail'
+) }}
+
+-- depends_on: {{ ref('lara_run_limits') }}
+
+with
+
+{%- if is_incremental() %}
+
+limits as (
+
+    select * from {{ ref('lara_run_limits') }}
+
+),
+
+{# The sessions whose clean prompts or actions may have changed. #}
+changed as {{ lara_materialized_cte() }} (
+
+    {%- for table_name in ['prompts', 'actions'] %}
+    select session_guid
+    from {{ ref('base_lara__' ~ table_name) }}
+    where
+        session_guid is not null
+        and (
+            _lara_loaded_at > (select limits.lower_limit from limits)
+            or (select limits.is_full_build from limits)
+        )
+    {%- if not loop.last %}
+    union
+    {%- endif %}
+    {%- endfor %}
+
+),
+{%- endif %}
+
+clean_events as (
+
+    select
+        session_guid,
+        prompted_at as event_at
+    from {{ ref('stg_lara__prompts') }}
+    union all
+    select
+        session_guid,
+        acted_at as event_at
+    from {{ ref('stg_lara__actions') }}
+
+),
+
+{# On an incremental run, only the changed sessions' events: the filter
+    reads `or` a full build (a scalar), so DuckDB checks each event against a
+    hash table of the few changed sessions (a mark join) rather than, misled
+    by its estimate of `changed`, hashing every event of the history. #}
+dates as (
+
+    select
+        session_guid,
+        cast(min(event_at) as date) as session_date
+    from clean_events
+    where
+        session_guid is not null
+    {% if is_incremental() %}
+        and (
+            (select limits.is_full_build from limits)
+            or session_guid in (select changed.session_guid from changed)
+        )
+    {% endif %}
+    group by session_guid
+
+),
+
+{%- if is_incremental() %}
+
+final as (
+
+    select
+        changed.session_guid,
+        dates.session_date,
+        case
+            when previous.earliest_session_date is null then dates.session_date
+            when dates.session_date is null then previous.earliest_session_date
+            when dates.session_date < previous.earliest_session_date then dates.session_date
+            else previous.earliest_session_date
+        end as earliest_session_date,
+        {{ lara_run_started_at() }} as _lara_loaded_at
+    from changed
+    left join dates
+        on changed.session_guid = dates.session_guid
+    left join {{ this }} as previous
+        on changed.session_guid = previous.session_guid
+
+)
+{%- else %}
+
+{# Every session with a prompt or action in any status (a session whose
+    rows are all quarantined has no date). #}
+sessions as (
+
+    {%- for table_name in ['prompts', 'actions'] %}
+    select session_guid
+    from {{ ref('base_lara__' ~ table_name) }}
+    where session_guid is not null
+    {%- if not loop.last %}
+    union
+    {%- endif %}
+    {%- endfor %}
+
+),
+
+final as (
+
+    select
+        sessions.session_guid,
+        dates.session_date,
+        dates.session_date as earliest_session_date,
+        {{ lara_run_started_at() }} as _lara_loaded_at
+    from sessions
+    left join dates
+        on sessions.session_guid = dates.session_guid
+
+)
+{%- endif %}
+
+select * from final
