@@ -38,11 +38,14 @@ limits as (
 
 ),
 
-{# The sessions whose clean prompts or actions may have changed. #}
-changed as {{ lara_materialized_cte() }} (
+{# The prompt and action rows loaded after the last completed run (any
+    status): their sessions' dates may have changed. #}
+loaded as {{ lara_materialized_cte() }} (
 
     {%- for table_name in ['prompts', 'actions'] %}
-    select session_guid
+    select
+        session_guid,
+        ts
     from {{ ref('base_lara__' ~ table_name) }}
     where
         session_guid is not null
@@ -51,9 +54,37 @@ changed as {{ lara_materialized_cte() }} (
             or (select limits.is_full_build from limits)
         )
     {%- if not loop.last %}
-    union
+    union all
     {%- endif %}
     {%- endfor %}
+
+),
+
+changed as {{ lara_materialized_cte() }} (
+
+    select distinct session_guid
+    from loaded
+
+),
+
+{# The earliest time a clean event of a changed session can have: a clean
+    row loaded this run is one of `loaded`; any other was clean at the run
+    that last dated the session here (a row's status is set when its base
+    row is written, and a rewritten row is loaded again), so it is not
+    before that date. A bound on the events' time lets DuckDB skip the
+    older row groups of the history (zone maps); null when nothing was
+    loaded, so a run with nothing new reads no event. #}
+events_from as (
+
+    select min(bounds.event_from) as event_from
+    from (
+        select min(loaded.ts) as event_from
+        from loaded
+        union all
+        select min(cast(previous.session_date as timestamp)) as event_from
+        from {{ this }} as previous
+        where previous.session_guid in (select changed.session_guid from changed)
+    ) as bounds
 
 ),
 {%- endif %}
@@ -72,10 +103,11 @@ clean_events as (
 
 ),
 
-{# On an incremental run, only the changed sessions' events: the filter
-    reads `or` a full build (a scalar), so DuckDB checks each event against a
-    hash table of the few changed sessions (a mark join) rather than, misled
-    by its estimate of `changed`, hashing every event of the history. #}
+{# On an incremental run, only the changed sessions' events, from
+    `events_from` on: the session filter reads `or` a full build (a scalar),
+    so DuckDB checks each event against a hash table of the few changed
+    sessions (a mark join) rather than, misled by its estimate of `changed`,
+    hashing every event of the history. #}
 dates as (
 
     select
@@ -85,6 +117,7 @@ dates as (
     where
         session_guid is not null
     {% if is_incremental() %}
+        and event_at >= (select events_from.event_from from events_from)
         and (
             (select limits.is_full_build from limits)
             or session_guid in (select changed.session_guid from changed)
