@@ -490,8 +490,8 @@ sessions_this_run as (
         `event_time` their timestamp: also on or after the earliest date of
         the sessions this run recomputes. The same rows as the session filter
         alone: a session's date is the UTC date of its first clean prompt or
-        action (lara_sessions_this_run), from the same views in the same run,
-        so none of them is earlier; a session without a date has no clean
+        action (lara_session_dates, recomputed from the same views whenever
+        the session's prompts or actions change), so none of them is earlier; a session without a date has no clean
         prompt or action to read (and a clean row always has its time). The
         bound lets DuckDB skip the older row groups of the base table (zone
         maps) instead of probing every event of the history: at 120 days of

@@ -15,9 +15,10 @@
     prompt and action rows loaded after the last completed run (any status:
     a version quarantined today can move its session's date later) and keeps
     every other row; it replaces those rows by session (delete+insert).
-    A full build, a run without a completed one before it, and every run on
-    Spark (a table there: Parquet tables have no delete; the Spark
-    strategies do not read this bound) compute every session's date, with
+    An incremental run without a completed run before it recomputes every
+    session's date, still keeping the earliest. A full build, and every run
+    on Spark (a table there: Parquet tables have no delete; the Spark
+    strategies do not read this bound), compute every session's date, with
     `earliest_session_date` equal to it. -#}
 {{ config(
     materialized='incremental' if target.type == 'duckdb' else 'table',
