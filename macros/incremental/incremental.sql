@@ -649,14 +649,38 @@ left join sessions_this_run
         column of every row of the history. None when the model has no
         `_lara_session_date` column (`columns`: its column names), when no
         session this run has a date, and at parse time. Rows without a date
-        are always in reach (`or _lara_session_date is null`). -#}
+        are always in reach (`or _lara_session_date is null`).
+
+        Also none when lara_session_dates was rebuilt after the last completed
+        run (no row of it written by then: a `--full-refresh` of that model
+        alone, or its first build on an existing warehouse). A rebuild starts
+        every earliest date afresh, so after a run that failed between the
+        two (dates recorded, a model not yet replaced) a model may hold rows
+        stamped earlier than the earliest date now held. Those sessions are
+        in every run until one completes (the watermark stays), so the runs
+        until then delete without the bound, and find those rows. -#}
     {%- if not execute or '_lara_session_date' not in (columns | map('lower') | list) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {#- Not ref(): the models using the strategy do not depend on these two
+        (lara_sessions_this_run, which they do, is built after both). -#}
+    {%- set session_dates = lara_run_state_relation('lara_session_dates') -%}
+    {%- set run_limits = lara_run_state_relation('lara_run_limits') -%}
+    {%- if session_dates is none or run_limits is none -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set query -%}
         select cast(min(run_sessions.earliest_session_date) as {{ dbt.type_string() }})
         from {{ ref('lara_sessions_this_run') }} as run_sessions
-        where {{ lara_recomputed_here() }}
+        where
+            {{ lara_recomputed_here() }}
+            and exists (
+                select 1
+                from {{ session_dates }} as session_dates
+                where session_dates._lara_loaded_at <= (
+                    select run_limits.lower_limit from {{ run_limits }} as run_limits
+                )
+            )
     {%- endset -%}
     {%- set earliest = run_query(query).columns[0].values()[0] -%}
     {{ return(("cast(" ~ lara_sql_string(earliest) ~ " as date)") if earliest else none) }}

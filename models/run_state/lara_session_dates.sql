@@ -38,10 +38,15 @@ limits as (
     select * from {{ ref('lara_run_limits') }}
 
 ),
+{%- endif %}
 
-{# The prompt and action rows loaded after the last completed run (any
-    status): their sessions' dates may have changed. #}
-loaded as {{ lara_materialized_cte() }} (
+{# The prompt and action rows (any status) whose sessions' dates are
+    computed: on an incremental run those loaded after the last completed
+    run, since only they can change a date (a version quarantined today can
+    move its session's date later), computed once; on a full build every
+    row, inlined. The load-time bound is one comparison (no `or` beside it),
+    so DuckDB skips the row groups loaded before it. #}
+loaded as {{ lara_materialized_cte() if is_incremental() else lara_inline_cte() }} (
 
     {%- for table_name in ['prompts', 'actions'] %}
     select
@@ -50,10 +55,12 @@ loaded as {{ lara_materialized_cte() }} (
     from {{ ref('base_lara__' ~ table_name) }}
     where
         session_guid is not null
-        and (
-            _lara_loaded_at > (select limits.lower_limit from limits)
-            or (select limits.is_full_build from limits)
+    {% if is_incremental() %}
+        and _lara_loaded_at > (
+            select coalesce(limits.lower_limit, cast('-infinity' as timestamp))
+            from limits
         )
+    {% endif %}
     {%- if not loop.last %}
     union all
     {%- endif %}
@@ -61,12 +68,16 @@ loaded as {{ lara_materialized_cte() }} (
 
 ),
 
-changed as {{ lara_materialized_cte() }} (
+{# The sessions whose dates this run computes (every session on a full
+    build: a session whose rows are all quarantined has a row, with no date). #}
+changed as {{ lara_materialized_cte() if is_incremental() else lara_inline_cte() }} (
 
     select distinct session_guid
     from loaded
 
 ),
+
+{%- if is_incremental() %}
 
 {# The earliest time a clean event of a changed session can have: a clean
     row loaded this run is one of `loaded`; any other was clean at the run
@@ -128,56 +139,33 @@ dates as (
 
 ),
 
-{%- if is_incremental() %}
-
+{# A changed session's earliest date: the least of its new date and the
+    earliest this table held for it (a session left with no date keeps its
+    earliest). On a full build the date itself. #}
 final as (
 
     select
         changed.session_guid,
         dates.session_date,
+        {%- if is_incremental() %}
         case
             when previous.earliest_session_date is null then dates.session_date
             when dates.session_date is null then previous.earliest_session_date
             when dates.session_date < previous.earliest_session_date then dates.session_date
             else previous.earliest_session_date
         end as earliest_session_date,
+        {%- else %}
+        dates.session_date as earliest_session_date,
+        {%- endif %}
         {{ lara_run_started_at() }} as _lara_loaded_at
     from changed
     left join dates
         on changed.session_guid = dates.session_guid
+    {%- if is_incremental() %}
     left join {{ this }} as previous
         on changed.session_guid = previous.session_guid
-
-)
-{%- else %}
-
-{# Every session with a prompt or action in any status (a session whose
-    rows are all quarantined has no date). #}
-sessions as (
-
-    {%- for table_name in ['prompts', 'actions'] %}
-    select session_guid
-    from {{ ref('base_lara__' ~ table_name) }}
-    where session_guid is not null
-    {%- if not loop.last %}
-    union
     {%- endif %}
-    {%- endfor %}
-
-),
-
-final as (
-
-    select
-        sessions.session_guid,
-        dates.session_date,
-        dates.session_date as earliest_session_date,
-        {{ lara_run_started_at() }} as _lara_loaded_at
-    from sessions
-    left join dates
-        on sessions.session_guid = dates.session_guid
 
 )
-{%- endif %}
 
 select * from final

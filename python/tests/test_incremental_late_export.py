@@ -36,7 +36,11 @@ restamp its rows with the new date (`_lara_session_date`), which is what
 reads by session date (lara_in_session_rows_this_run) rely on. The late
 file is then rewritten empty: the session moves back a day later, and its
 rows stamped with the day before must go, which the delete reaches because
-lara_session_dates keeps the earliest date the session has had.
+lara_session_dates keeps the earliest date the session has had. The same
+again, but the run moving the session back stops after lara_session_dates
+(`--select +lara_session_dates`), which is then rebuilt alone
+(`--full-refresh`), forgetting the earliest date: the next run must delete
+without the bound and still drop the rows stamped with the day before.
 
 Then late files bring a new session of a known user, two days after one of
 the user's retrievals, that returns one of its assets again: that earlier
@@ -544,7 +548,7 @@ def _move_a_session_a_day_earlier(raw: Path, warehouse: Path, root: Path) -> dic
     late_file = raw / "prompts" / f"dt={day_before.isoformat()}" / "late-early-prompt.jsonl"
     late_file.write_text("")
     _build(raw, warehouse, root, ["build"])
-    return {
+    moved = {
         **moved,
         "back": rows(),
         "back_dates": dates(),
@@ -553,6 +557,28 @@ def _move_a_session_a_day_earlier(raw: Path, warehouse: Path, root: Path) -> dic
             "select min(earliest_session_date) from run_state.lara_sessions_this_run",
         )[0][0],
         "back_delete": _executed_sql(root, warehouse, "int_retrieval_assets"),
+    }
+    # Again, but the run that moves the session back stops after recording its
+    # date (the models keep the rows stamped with the day before), and then
+    # lara_session_dates alone is rebuilt, forgetting the earliest date. The
+    # next scheduled run must still remove those rows.
+    late_file.write_text(json.dumps(late_prompt) + "\n")
+    _build(raw, warehouse, root, ["build"])
+    late_file.write_text("")
+    _build(raw, warehouse, root, ["run", "--select", "+lara_session_dates"])
+    _build(raw, warehouse, root, ["run", "--select", "lara_session_dates", "--full-refresh"])
+    rebuilt_dates = _query(
+        warehouse,
+        "select session_date, earliest_session_date from run_state.lara_session_dates"
+        " where session_guid = ?",
+        [session_guid],
+    )
+    _build(raw, warehouse, root, ["build"])
+    return {
+        **moved,
+        "rebuilt_dates": rebuilt_dates,
+        "rebuilt_back": rows(),
+        "rebuilt_delete": _executed_sql(root, warehouse, "int_retrieval_assets"),
     }
 
 
@@ -596,6 +622,21 @@ def test_a_session_moved_back_later_keeps_its_earliest_date_and_loses_the_earlie
         f"_lara_session_date >= cast('{moved['back_bound'].isoformat()}' as date)"
         in moved["back_delete"]
     ), moved["back_delete"][:2000]
+
+
+def test_a_session_date_rebuilt_alone_after_a_stopped_run_drops_the_bound_until_a_run_completes(
+    late_export,
+):
+    moved = late_export["moved"]
+    # The rebuild forgot that the session was dated the day before ...
+    assert moved["rebuilt_dates"] == [(MOVE_DAY, MOVE_DAY)]
+    # ... so the next run deleted without the bound, and the rows the stopped
+    # run left under the day before are gone (a bounded delete from MOVE_DAY
+    # would keep them beside their restamped copies).
+    for model in STAMPED_MODELS:
+        assert moved["rebuilt_back"][model] == moved["before"][model], model
+    assert "delete from" in moved["rebuilt_delete"], moved["rebuilt_delete"][:2000]
+    assert "_lara_session_date >=" not in moved["rebuilt_delete"], moved["rebuilt_delete"][:2000]
 
 
 def test_a_late_return_recomputes_an_earlier_retrieval_of_its_user_only(late_export):
