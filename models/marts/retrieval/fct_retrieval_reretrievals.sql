@@ -109,9 +109,9 @@ unit_users as (
     filter of `retrievals` as a column, so the units' keys below are read
     off the candidates, with no join to `retrievals`), and numbered within
     its user (`retrieval_key`: retrieval ids are unique, so every read
-    numbers alike). Read four times (the `assets` filter, the user keys,
-    the unit keys and `returns`). On a full build it holds every
-    retrieval: inlined, not held in memory (lara_inline_cte). On an
+    numbers alike). Read by the user keys, the unit keys and `returns`,
+    and on an incremental run by the `assets` filter. On a full build it
+    holds every retrieval: inlined, not held in memory (lara_inline_cte). On an
     incremental run it is small and computed once (lara_materialized_cte):
     inlined, DuckDB (misjudging the rows the filters above leave) joined
     the (user, day) pairs after the asset fan-out, building its hash table
