@@ -3,7 +3,7 @@
     the action whose returned_asset_ids contains consumed_asset_id.
 
     lara_temporal_candidates(actions, session_assets): one row per (action,
-    candidate retrieval) with candidate_rank (1 = the rule's answer; keep
+    candidate retrieval), with the action's session, and candidate_rank (1 = the rule's answer; keep
     candidate_rank = 1). `actions` needs action_id, session_guid,
     consumed_asset_id, acted_at; `session_assets` one row per (retrieval,
     distinct returned asset) with retrieval_id, session_guid, asset_id,
@@ -17,6 +17,7 @@
 {% macro lara_temporal_candidates(actions, session_assets) -%}
     select
         {{ actions }}.action_id,
+        {{ actions }}.session_guid,
         {{ session_assets }}.retrieval_id,
         row_number() over (
             partition by {{ actions }}.action_id
@@ -32,7 +33,8 @@
 
 
 {#- lara_temporal_source(actions, session_assets): one row per action of
-    `actions` that rule 4 attributes, with temporal_retrieval_id (the
+    `actions` that rule 4 attributes, with its session_guid (carried, so a
+    model needs no join back to `actions`) and temporal_retrieval_id (the
     candidate_rank = 1 row of lara_temporal_candidates). Dispatched: DuckDB
     answers it with an ASOF join over (session, asset) after keeping the
     greatest retrieval_id per (session, asset, retrieved_at), which sorts
@@ -45,6 +47,7 @@
 {% macro default__lara_temporal_source(actions, session_assets) -%}
     select
         action_id,
+        session_guid,
         retrieval_id as temporal_retrieval_id
     from (
         {{ lara_temporal_candidates(actions, session_assets) }}
@@ -55,6 +58,7 @@
 {% macro duckdb__lara_temporal_source(actions, session_assets) -%}
     select
         {{ actions }}.action_id,
+        {{ actions }}.session_guid,
         latest_assets.retrieval_id as temporal_retrieval_id
     from {{ actions }}
     asof inner join (

@@ -47,9 +47,21 @@
     {{ return(adapter.dispatch('lara_list_has_blank', 'lara')(list_expression)) }}
 {% endmacro %}
 
-{#- True when a list holds a null or a blank (empty or whitespace) string. -#}
+{#- True when a list holds a null or a blank (empty or whitespace) string:
+    an element that trim() leaves empty. trim() runs only on the elements
+    whose first character it could remove (a space, a control character or
+    a non-ASCII one: code point <= 32 or >= 127); an element starting with
+    printable ASCII keeps that character, so it is not blank. The same answer
+    as trimming every element (python/tests/test_staging.py checks every code
+    point to U+30FF), at less than half the CPU: trimming each of the ~24 ids
+    of every retrieval's two lists was 8 of the 29 CPU seconds of
+    base_lara__retrievals' full build at 12M events. -#}
 {% macro duckdb__lara_list_has_blank(list_expression) -%}
-    coalesce(list_bool_or(list_transform({{ list_expression }}, lambda element: coalesce(trim(element), '') = '')), false)
+    coalesce(list_bool_or(list_transform({{ list_expression }}, lambda element: case
+        when element is null or element = '' then true
+        when unicode(element) <= 32 or unicode(element) >= 127 then trim(element) = ''
+        else false
+    end)), false)
 {%- endmacro %}
 
 {% macro default__lara_list_has_blank(list_expression) -%}

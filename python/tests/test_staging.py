@@ -187,6 +187,63 @@ def test_parquet_rows_keep_no_raw_text_unless_quarantined(bad_rows_sample):
     assert rows and all(isinstance(json.loads(raw), dict) for (raw,) in rows)
 
 
+def _duckdb_macro(name: str, *arguments: str) -> str:
+    """The SQL of a DuckDB macro of macros/cross_db/types.sql (plain Jinja: no dbt
+    context needed), rendered with `arguments`."""
+    import jinja2
+
+    from lara.paths import project_dir
+
+    source = (project_dir() / "macros/cross_db/types.sql").read_text()
+    return str(getattr(jinja2.Environment().from_string(source).module, name)(*arguments)).strip()
+
+
+def test_a_blank_list_element_is_what_trim_leaves_empty_for_every_code_point():
+    """`duckdb__lara_list_has_blank` trims only elements whose first character trim()
+    could remove; it must answer as trimming every element does, for each character to
+    U+30FF (the Unicode spaces, control and format characters among them) alone, twice,
+    before or after an id, and beside one."""
+    expression = _duckdb_macro("duckdb__lara_list_has_blank", "l")
+    assert "trim(" in expression
+    trimmed = (
+        "coalesce(list_bool_or(list_transform(l, lambda e: coalesce(trim(e), '') = '')), false)"
+    )
+    with duckdb.connect() as con:
+        rows = con.execute(
+            f"""
+            with chars as (
+                select chr(cast(i as integer)) as c
+                from range(1, 12544) as codes (i)
+                where i not between 55296 and 57343
+            ),
+            lists as (
+                select [c] as l from chars
+                union all select [c || c] from chars
+                union all select [c || ' '] from chars
+                union all select [' ' || c] from chars
+                union all select [c || 'a1'] from chars
+                union all select ['a1' || c] from chars
+                union all select ['a1', c] from chars
+                union all select * from (values ([''])) as v (l)
+                union all select * from (values ([null])) as v (l)
+                union all select * from (values (['a1', null])) as v (l)
+                union all select * from (values (cast([] as varchar[]))) as v (l)
+                union all select * from (values (cast(null as varchar[]))) as v (l)
+            )
+            select
+                count(*) filter (where ({expression}) is distinct from ({trimmed})),
+                count(*) filter (where {expression}),
+                count(*) filter (where not {expression}),
+                list(l) filter (where ({expression}) is distinct from ({trimmed}))[1:5]
+            from lists
+            """
+        ).fetchone()
+    differing, blank, not_blank, examples = rows
+    assert differing == 0, examples
+    # both answers occur: spaces (U+0020, U+00A0, U+3000, ...) are blank, ids are not
+    assert blank > 3 * 16 and not_blank > 12000
+
+
 def test_staging_timestamps_are_utc(clean_sample):
     # The generator writes offsets such as +02:00 in JSON: staging must shift them.
     rows = clean_sample.query(

@@ -55,21 +55,9 @@ session_assets as (
 
 ),
 
-temporal_sources as (
-
-    {{ lara_temporal_source('actions_with_assets', 'session_assets') }}
-
-),
-
 final as (
 
-    select
-        temporal_sources.action_id,
-        actions_with_assets.session_guid,
-        temporal_sources.temporal_retrieval_id
-    from temporal_sources
-    inner join actions_with_assets
-        on temporal_sources.action_id = actions_with_assets.action_id
+    {{ lara_temporal_source('actions_with_assets', 'session_assets') }}
 
 )
 
