@@ -224,24 +224,26 @@ unit_keys as (
 
 ),
 
-{# Each returned asset of a candidate, by keys; `unit_key` only on the
-    units' rows. #}
+{# Each returned asset of a candidate, by its user's key; `unit_key` only
+    on the units' rows. The asset key is joined once, in `timeline`, after
+    the union with `asset_outcomes` (the same columns in the same order):
+    as fast at 12M events, full build and day's run alike. #}
 returns as (
 
     select
-        user_keys.user_key * {{ key_base }} + asset_keys.asset_key as pair_key,
+        user_keys.user_key,
+        assets.asset_id,
         case
             when candidate_retrievals.is_unit
                 then user_keys.user_key * {{ key_base }} + candidate_retrievals.retrieval_key
         end as unit_key,
-        candidate_retrievals.retrieved_at
+        candidate_retrievals.retrieved_at as event_at,
+        false as is_outcome
     from candidate_retrievals
     inner join assets
         on candidate_retrievals.retrieval_id = assets.retrieval_id
     inner join user_keys
         on candidate_retrievals.user_id = user_keys.user_id
-    inner join asset_keys
-        on assets.asset_id = asset_keys.asset_id
 
 ),
 
@@ -278,20 +280,22 @@ session_users as (
 
 ),
 
-{# By keys: an outcome of a user or on an asset no candidate has can
-    follow no return (the inner joins drop only those). #}
+{# By the user's key: an outcome of a user no candidate has can follow no
+    return (the inner join drops only those; an asset no candidate has, the
+    asset key's join in `timeline`). #}
 asset_outcomes as (
 
     select
-        user_keys.user_key * {{ key_base }} + asset_keys.asset_key as pair_key,
-        outcome_actions.acted_at
+        user_keys.user_key,
+        outcome_actions.asset_id,
+        null as unit_key,
+        outcome_actions.acted_at as event_at,
+        true as is_outcome
     from outcome_actions
     inner join session_users
         on outcome_actions.session_guid = session_users.session_guid
     inner join user_keys
         on session_users.user_id = user_keys.user_id
-    inner join asset_keys
-        on outcome_actions.asset_id = asset_keys.asset_id
     where session_users.user_id in (select unit_users.user_id from unit_users)
 
 ),
@@ -310,18 +314,17 @@ asset_outcomes as (
 timeline as (
 
     select
-        pair_key,
-        unit_key,
-        {{ lara_epoch_microseconds('retrieved_at') }} as event_us,
-        false as is_outcome
-    from returns
-    union all
-    select
-        pair_key,
-        null as unit_key,
-        {{ lara_epoch_microseconds('acted_at') }} as event_us,
-        true as is_outcome
-    from asset_outcomes
+        events.user_key * {{ key_base }} + asset_keys.asset_key as pair_key,
+        events.unit_key,
+        {{ lara_epoch_microseconds('events.event_at') }} as event_us,
+        events.is_outcome
+    from (
+        select * from returns
+        union all
+        select * from asset_outcomes
+    ) as events
+    inner join asset_keys
+        on events.asset_id = asset_keys.asset_id
 
 ),
 
