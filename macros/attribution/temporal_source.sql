@@ -3,11 +3,11 @@
     the action whose returned_asset_ids contains consumed_asset_id.
 
     lara_temporal_candidates(actions, session_assets): one row per (action,
-    candidate retrieval), with the action's session, and candidate_rank (1 = the rule's answer; keep
-    candidate_rank = 1). `actions` needs action_id, session_guid,
-    consumed_asset_id, acted_at; `session_assets` one row per (retrieval,
-    distinct returned asset) with retrieval_id, session_guid, asset_id,
-    retrieved_at. Retrievals logged in the same instant are ordered by
+    candidate retrieval), with the action's session and candidate_rank (1 =
+    the rule's answer; keep candidate_rank = 1). `actions` needs action_id,
+    session_guid, consumed_asset_id, acted_at; `session_assets` one row per
+    (retrieval, distinct returned asset) with retrieval_id, session_guid,
+    asset_id, retrieved_at. Retrievals logged in the same instant are ordered by
     retrieval_id (the greatest wins), so the answer is deterministic.
 
     Computed for every action with an asset, whatever its lineage: the
