@@ -18,6 +18,10 @@
 {#- Two keys in one bigint: (user key) * 2^32 + (asset key, or a
     retrieval's key within its user), both numbered from 1 and below 2^32. -#}
 {%- set key_base = 4294967296 -%}
+{#- The columns of a timeline event (`returns` and `asset_outcomes`), named
+    on both sides of their union: a union matches columns by position, and
+    user_key and unit_key are both bigints. -#}
+{%- set event_columns = 'user_key, asset_id, unit_key, event_at, is_outcome' -%}
 {{ lara_session_grained_config(partition_column='retrieval_date', key='retrieval_id') }}
 
 -- depends_on: {{ ref('lara_sessions_this_run') }}
@@ -226,8 +230,8 @@ unit_keys as (
 
 {# Each returned asset of a candidate, by its user's key; `unit_key` only
     on the units' rows. The asset key is joined once, in `timeline`, after
-    the union with `asset_outcomes` (the same columns in the same order):
-    as fast at 12M events, full build and day's run alike. #}
+    the union with `asset_outcomes` (the columns of `event_columns`): as
+    fast at 12M events, full build and day's run alike. #}
 returns as (
 
     select
@@ -319,9 +323,9 @@ timeline as (
         {{ lara_epoch_microseconds('events.event_at') }} as event_us,
         events.is_outcome
     from (
-        select * from returns
+        select {{ event_columns }} from returns
         union all
-        select * from asset_outcomes
+        select {{ event_columns }} from asset_outcomes
     ) as events
     inner join asset_keys
         on events.asset_id = asset_keys.asset_id
