@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from lara import bench, bench_incremental
+from lara.ingest import bench as ingest_bench
+from lara.ingest.bench import ROW_BY_ROW_COMMIT
+from lara.paths import project_dir
 
 
 @pytest.mark.parametrize("sample", ["clean_sample", "bad_rows_sample"])
@@ -254,43 +258,84 @@ def test_targets_say_when_the_largest_size_is_missing() -> None:
     assert "one-day incremental build under 10% of the full build | not measured" in text
 
 
+def _has_commit(commit: str) -> bool:
+    """Whether the project's git history holds `commit`."""
+    found = subprocess.run(
+        ["git", "-C", str(project_dir()), "cat-file", "-e", f"{commit}^{{commit}}"],
+        capture_output=True,
+        check=False,
+    )
+    return found.returncode == 0
+
+
+def test_the_row_by_row_loop_needs_its_commit(monkeypatch, tmp_path) -> None:
+    """Without the loop's commit in the history, `row_by_row_cpu_seconds` says why (the
+    benchmark then reports the loop as not run, with that reason)."""
+    monkeypatch.setattr(ingest_bench, "ROW_BY_ROW_COMMIT", "0" * 40)
+    with pytest.raises(RuntimeError, match="git archive 0{40} failed"):
+        ingest_bench.row_by_row_cpu_seconds(tmp_path / "spans.jsonl")
+    assert "git archive" in ingest_bench._loop_or_reason(tmp_path / "spans.jsonl", 1)["unavailable"]
+
+
 def test_span_flattening_section_and_target() -> None:
     """`lara bench --spans N`: the span-flattening section (spans, wall and CPU seconds,
     spans per CPU second, the ratio to the row-by-row loop) and its target row."""
     measured = bench.bench_span_flattening(500)
     assert [(r.input, r.spans) for r in measured] == [("OTLP JSON", 500), ("Phoenix Parquet", 500)]
     assert all(r.cpu_s >= 0 for r in measured)
+    # The row-by-row loop ran beside it, on the same spans (it found the same counts, or
+    # bench_span_flattening would have raised), unless the commit is not in the checkout.
+    if _has_commit(ROW_BY_ROW_COMMIT):
+        assert all(r.loop_cpu_s and r.loop_cpu_s > 0 and r.loop_note is None for r in measured)
+        assert all(r.speedup == pytest.approx(r.loop_cpu_s / r.cpu_s) for r in measured)
+    else:
+        assert all(r.loop_cpu_s is None and "git archive" in r.loop_note for r in measured)
+    # Results saved before the loop ran beside it: compared with its earlier figures.
     slow = bench.SpanResult(100_000, 3.0, 2.5)  # 40,000 spans per CPU s: 3.0x the loop
     report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], [slow])
     assert "## Span flattening" in report
-    assert "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | 3.0x |" in report
-    assert "13,500 spans per CPU second" in report and "df8f717" in report
+    assert (
+        "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | not run (13,500 spans per CPU s measured"
+        " before) | 3.0x |"
+    ) in report
+    assert "`lara` at df8f717, taken from the project's git history" in report
     row = [line for line in report.splitlines() if line.startswith("| span flattening >=")]
     assert row == [
         "| span flattening >= 10x the row-by-row loop (issue 19) | 40,000 spans per CPU s"
         " (100,000 spans) = 3.0x | **no** (0.30x the target) |"
     ]
-    assert "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | 3.0x | n/a | n/a |" in report
+    assert "| 3.0x | n/a | n/a |" in report
     assert "| Phoenix Parquet |" not in report  # not measured in this result
     fast = bench.SpanResult(100_000, 1.0, 0.5)  # 200,000 spans per CPU s: 14.8x
     assert "= 14.8x | yes |" in "\n".join(bench._targets([], [], [fast]))
-    # The parse floor (CPU seconds of only parsing the input) and the ratio to it.
+    # The parse floor (CPU seconds of only parsing the input) and the ratio to it; the
+    # loop's CPU seconds in the same run, the ratio taken from them.
     assert all(r.parse_floor_cpu_s is not None and r.parse_floor_cpu_s >= 0 for r in measured)
-    floored = bench.SpanResult(100_000, 3.0, 2.5, 0.8)
+    floored = bench.SpanResult(100_000, 3.0, 2.5, 0.8, loop_cpu_s=10.0)
     report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], [floored])
-    assert "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | 3.0x | 0.80 | 3.1x |" in report
-    assert "= 3.0x; 3.1x the parse floor (0.80 CPU s) | **no**" in report
-    # The same spans from a Phoenix Parquet file: a row of its own, against the loop's
-    # figure on that file (24,400 spans per CPU s).
-    phoenix = bench.SpanResult(100_000, 1.0, 1.25, 0.05, "Phoenix Parquet")  # 80,000 per CPU s
+    assert "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | 10.00 | 4.0x | 0.80 | 3.1x |" in report
+    assert (
+        "= 4.0x (the loop 10.00 CPU s in the same run); 3.1x the parse floor (0.80 CPU s) | **no**"
+    ) in report
+    assert "was not run" not in report
+    # The same spans from a Phoenix Parquet file: a row of its own, against the loop on
+    # that file.
+    phoenix = bench.SpanResult(100_000, 1.0, 1.25, 0.05, "Phoenix Parquet", 4.0)
     report = bench.render_report(
         bench.machine_info(), [], None, "4GB", 2, [], [], [floored, phoenix]
     )
-    assert "| Phoenix Parquet | 100,000 | 1.00 | 1.25 | 80,000 | 3.3x | 0.05 | 25.0x |" in report
+    assert "| Phoenix Parquet | 100,000 | 1.00 | 1.25 | 80,000 | 4.00 | 3.2x | 0.05 | 25.0x |" in (
+        report
+    )
     assert (
-        "| the same from a Phoenix Parquet file | 80,000 spans per CPU s = 3.3x the loop on"
-        " that file | **no** (0.33x the target) |"
+        "| the same from a Phoenix Parquet file | 80,000 spans per CPU s = 3.2x the loop on"
+        " that file (the loop 4.00 CPU s in the same run) | **no** (0.32x the target) |"
     ) in report
+    # A loop that could not run says why, under the table, and falls back to the figure.
+    missing = bench.SpanResult(100_000, 1.0, 1.25, 0.05, "Phoenix Parquet", None, "no git")
+    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], [missing])
+    assert "| not run (24,400 spans per CPU s measured before) | 3.3x |" in report
+    assert "The row-by-row loop was not run in this benchmark: Phoenix Parquet: no git." in report
     # Saved results load in every form written so far: a list (one per input, as
     # `lara bench` writes them now), the one object holding the Phoenix run as flat
     # `phoenix_*` fields, and the oldest, without a floor.
@@ -298,9 +343,10 @@ def test_span_flattening_section_and_target() -> None:
     assert bench.span_results(saved["spans"]) == [floored, phoenix]
     flat = {"spans": 100_000, "wall_s": 3.0, "cpu_s": 2.5, "parse_floor_cpu_s": 0.8}
     flat |= {"phoenix_wall_s": 1.0, "phoenix_cpu_s": 1.25, "phoenix_floor_cpu_s": 0.05}
-    assert bench.span_results(flat) == [floored, phoenix]
+    unlooped = [replace(floored, loop_cpu_s=None), replace(phoenix, loop_cpu_s=None)]
+    assert bench.span_results(flat) == unlooped
     flat |= {"phoenix_wall_s": None, "phoenix_cpu_s": None, "phoenix_floor_cpu_s": None}
-    assert bench.span_results(flat) == [floored]
+    assert bench.span_results(flat) == unlooped[:1]
     (oldest,) = bench.span_results({"spans": 100_000, "wall_s": 3.0, "cpu_s": 2.5})
     assert oldest.over_floor is None and oldest.input == "OTLP JSON"
     skipped = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [])

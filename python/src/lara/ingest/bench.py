@@ -7,15 +7,24 @@ way the OpenTelemetry Collector's file exporter does (OTLP JSON requests of
 512 spans, ids in hex, nanosecond times), and times what `lara ingest
 openinference` does with them before building tables: reading them into the
 columnar span set and extracting prompts, retrievals, documents and tool
-references. It returns spans per second, and the CPU seconds of only parsing
-the same requests (the floor under any reading of them); no file is written.
+references. It returns spans per second, the CPU seconds of only parsing the
+same requests (the floor under any reading of them), and those of the
+row-by-row loop the columnar reading replaced (`lara` at commit df8f717, the
+baseline of issue 19's target) on the same spans in the same run
+(`row_by_row_cpu_seconds`).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -133,36 +142,39 @@ def synthetic_otlp_requests(n_spans: int) -> list[str]:
     ]
 
 
-def bench_spans(n_spans: int = 100_000) -> dict[str, Any]:
+def bench_spans(n_spans: int = 100_000, runs: int = 3) -> dict[str, Any]:
     """Flatten `n_spans` synthetic spans held in memory; spans per second.
 
     Times reading the OTLP JSON requests into the columnar span set
-    (`read_span_documents`) and the OpenInference extraction (`extract_openinference`);
-    building the requests is not timed. Returns `n_spans`, `seconds` (wall),
-    `spans_per_second`, `cpu_seconds` (all threads of the process: steadier than wall time
-    on a shared machine), `parse_floor_cpu_seconds` (only parsing the same requests, the
-    least of three parses, see `parse_floor_cpu_seconds`, measured after the flattening),
-    and the counts found (`retrieval_spans`, `documents`, `tool_spans`) as a check.
+    (`read_span_documents`) and the OpenInference extraction (`extract_openinference`),
+    the least CPU seconds of `runs` runs; building the requests is not timed. Returns
+    `n_spans`, `seconds` (wall, of that run), `spans_per_second`, `cpu_seconds` (all
+    threads of the process: steadier than wall time on a shared machine),
+    `parse_floor_cpu_seconds` (only parsing the same requests, the least of three parses,
+    see `parse_floor_cpu_seconds`, measured after the flattening), the counts found
+    (`retrieval_spans`, `documents`, `tool_spans`) as a check, and `loop` (the row-by-row
+    loop on the same requests, saved as a JSON Lines file: `row_by_row_cpu_seconds`).
     """
     from lara.ingest.spans import read_span_documents
 
     if n_spans < 1:
         raise ValueError("bench_spans: n_spans must be at least 1")
     requests = synthetic_otlp_requests(n_spans)
-    result = _timed_flattening(lambda: read_span_documents(requests))
+    result = _timed_flattening(lambda: read_span_documents(requests), runs)
     result["parse_floor_cpu_seconds"] = round(parse_floor_cpu_seconds(requests), 3)
+    with tempfile.TemporaryDirectory(prefix="lara-bench-spans-") as work:
+        path = Path(work) / "spans.jsonl"
+        path.write_text("".join(request + "\n" for request in requests))
+        result["loop"] = _loop_or_reason(path, runs)
     return result
 
 
-def bench_phoenix_spans(n_spans: int = 100_000) -> dict[str, Any]:
+def bench_phoenix_spans(n_spans: int = 100_000, runs: int = 3) -> dict[str, Any]:
     """The same spans as `bench_spans`, as a Phoenix spans dataframe saved to Parquet
     (`synthetic_phoenix_table`), read from the file by `lara ingest`'s reader (`read_spans`)
     and extracted; writing the file is not timed. Returns what `bench_spans` returns, with
     `parse_floor_cpu_seconds` the CPU seconds of only reading the file into Arrow (the least
-    of three reads)."""
-    import tempfile
-    from pathlib import Path
-
+    of three reads), and `loop` the row-by-row loop on the same file."""
     import pyarrow.parquet as pq
 
     from lara.ingest.spans import read_spans
@@ -172,37 +184,127 @@ def bench_phoenix_spans(n_spans: int = 100_000) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="lara-bench-spans-") as work:
         path = Path(work) / "spans.parquet"
         pq.write_table(synthetic_phoenix_table(n_spans), path)
-        result = _timed_flattening(lambda: read_spans(path))
+        result = _timed_flattening(lambda: read_spans(path), runs)
         reads = []
         for _ in range(3):
             started = time.process_time()
             pq.read_table(path)
             reads.append(time.process_time() - started)
+        result["loop"] = _loop_or_reason(path, runs)
     result["parse_floor_cpu_seconds"] = round(min(reads), 3)
     return result
 
 
-def _timed_flattening(read: Any) -> dict[str, Any]:
-    """Time `read()` (a span set) and the OpenInference extraction of what it read."""
+def _timed_flattening(read: Any, runs: int) -> dict[str, Any]:
+    """Time `read()` (a span set) and the OpenInference extraction of what it read: the
+    run of the least CPU seconds of `runs`."""
     from lara.ingest.config import IngestConfig
     from lara.ingest.openinference import extract_openinference
 
-    started, cpu_started = time.perf_counter(), time.process_time()
-    spans = read()
-    extracted = extract_openinference(spans, IngestConfig())
-    seconds = time.perf_counter() - started
-    cpu_seconds = time.process_time() - cpu_started
-    result = {
+    best: dict[str, Any] | None = None
+    for _ in range(max(runs, 1)):
+        started, cpu_started = time.perf_counter(), time.process_time()
+        spans = read()
+        extracted = extract_openinference(spans, IngestConfig())
+        seconds = time.perf_counter() - started
+        cpu_seconds = time.process_time() - cpu_started
+        result = {
+            "n_spans": len(spans.frame),
+            "seconds": round(seconds, 3),
+            "spans_per_second": round(len(spans.frame) / seconds) if seconds > 0 else None,
+            "cpu_seconds": round(cpu_seconds, 3),
+            "retrieval_spans": len(extracted.retrievals),
+            "documents": len(extracted.documents),
+            "tool_spans": len(extracted.references),
+        }
+        del spans, extracted  # their memory freed first: the next run starts the same
+        if best is None or result["cpu_seconds"] < best["cpu_seconds"]:
+            best = result
+    assert best is not None
+    return best
+
+
+#: The commit whose span flattening is the row-by-row loop (a Python loop over spans after
+#: `json.loads`, `itertuples` over the span rows): the baseline of issue 19's "10x the
+#: current spans per second".
+ROW_BY_ROW_COMMIT = "df8f717"
+
+# Run in a child process whose `lara` is the package at ROW_BY_ROW_COMMIT: reads the file
+# `argv[1]` with that version's `read_spans`, extracts with its `extract_openinference`
+# (which took the span frame), `argv[2]` times; prints the CPU seconds of each run and
+# the counts found.
+_LOOP_CHILD = """
+import json, sys, time
+from pathlib import Path
+import lara
+if not lara.__file__.startswith(sys.argv[3]):
+    raise SystemExit(f"the row-by-row loop: imported lara from {lara.__file__}")
+from lara.ingest.config import IngestConfig
+from lara.ingest.openinference import extract_openinference
+from lara.ingest.spans import read_spans
+seconds = []
+for _ in range(int(sys.argv[2])):
+    started = time.process_time()
+    spans = read_spans(Path(sys.argv[1]))
+    extracted = extract_openinference(spans.frame, IngestConfig())
+    seconds.append(time.process_time() - started)
+    counts = {
         "n_spans": len(spans.frame),
-        "seconds": round(seconds, 3),
-        "spans_per_second": round(len(spans.frame) / seconds) if seconds > 0 else None,
-        "cpu_seconds": round(cpu_seconds, 3),
         "retrieval_spans": len(extracted.retrievals),
-        "documents": len(extracted.documents),
+        "documents": int(extracted.retrievals["documents"].map(len).sum()),
         "tool_spans": len(extracted.references),
     }
-    del spans, extracted  # their memory freed first: a floor measured next starts the same
-    return result
+    del spans, extracted
+print(json.dumps({"cpu_seconds": seconds, **counts}))
+"""
+
+
+def row_by_row_cpu_seconds(path: Path, runs: int = 3) -> dict[str, Any]:
+    """The row-by-row loop (`lara` at ROW_BY_ROW_COMMIT) reading and extracting the span
+    file `path` (an OTLP JSON Lines or Phoenix Parquet file), in a child process of this
+    Python: its package is taken from the project's git history (`git archive`), so the
+    baseline runs on the same host and libraries as the columnar reading. The reading is
+    timed inside the child (process CPU seconds, not its start-up or imports), `runs`
+    times. Returns `cpu_seconds` (the least) and the counts it found (`n_spans`,
+    `retrieval_spans`, `documents`, `tool_spans`); raises RuntimeError, saying why, when
+    the commit cannot be read (no git, or a checkout without that history)."""
+    from lara.paths import project_dir
+
+    project = project_dir()
+    archive = subprocess.run(
+        ["git", "-C", str(project), "archive", "--format=tar", ROW_BY_ROW_COMMIT, "python/src"],
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        reason = archive.stderr.decode(errors="replace").strip().splitlines()
+        raise RuntimeError(
+            f"git archive {ROW_BY_ROW_COMMIT} failed: {reason[-1] if reason else 'no output'}"
+        )
+    with tempfile.TemporaryDirectory(prefix="lara-row-by-row-") as work:
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(work, filter="data")
+        source = str(Path(work) / "python" / "src")
+        env = {**os.environ, "PYTHONPATH": source, "DBT_PROJECT_DIR": str(project)}
+        child = subprocess.run(
+            [sys.executable, "-c", _LOOP_CHILD, str(path), str(max(runs, 1)), source],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+    if child.returncode != 0:
+        raise RuntimeError(f"the row-by-row loop failed: {child.stderr.strip()[-2000:]}")
+    found = json.loads(child.stdout.strip().splitlines()[-1])
+    return {**found, "cpu_seconds": round(min(found["cpu_seconds"]), 3)}
+
+
+def _loop_or_reason(path: Path, runs: int) -> dict[str, Any]:
+    """`row_by_row_cpu_seconds`, or `{"unavailable": <why>}`."""
+    try:
+        return row_by_row_cpu_seconds(path, runs)
+    except RuntimeError as error:
+        return {"unavailable": str(error)}
 
 
 def synthetic_phoenix_table(n_spans: int) -> pa.Table:
