@@ -275,6 +275,10 @@ def test_the_row_by_row_loop_needs_its_commit(monkeypatch, tmp_path) -> None:
     with pytest.raises(RuntimeError, match="git archive 0{40} failed"):
         ingest_bench.row_by_row_cpu_seconds(tmp_path / "spans.jsonl")
     assert "git archive" in ingest_bench._loop_or_reason(tmp_path / "spans.jsonl", 1)["unavailable"]
+    # No git on the machine at all: the same.
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RuntimeError, match="git archive 0{40} failed"):
+        ingest_bench.row_by_row_cpu_seconds(tmp_path / "spans.jsonl")
 
 
 def test_span_flattening_section_and_target() -> None:

@@ -271,11 +271,14 @@ def row_by_row_cpu_seconds(path: Path, runs: int = 3) -> dict[str, Any]:
     from lara.paths import project_dir
 
     project = project_dir()
-    archive = subprocess.run(
-        ["git", "-C", str(project), "archive", "--format=tar", ROW_BY_ROW_COMMIT, "python/src"],
-        capture_output=True,
-        check=False,
-    )
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(project), "archive", "--format=tar", ROW_BY_ROW_COMMIT, "python/src"],
+            capture_output=True,
+            check=False,
+        )
+    except OSError as error:  # no git on the machine
+        raise RuntimeError(f"git archive {ROW_BY_ROW_COMMIT} failed: {error}") from error
     if archive.returncode != 0:
         reason = archive.stderr.decode(errors="replace").strip().splitlines()
         raise RuntimeError(
