@@ -286,7 +286,10 @@ def row_by_row_cpu_seconds(path: Path, runs: int = 3) -> dict[str, Any]:
         )
     with tempfile.TemporaryDirectory(prefix="lara-row-by-row-") as work:
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            tar.extractall(work, filter="data")
+            try:
+                tar.extractall(work, filter="data")
+            except TypeError:  # Python before 3.11.4 has no filters; the archive is ours
+                tar.extractall(work)
         source = str(Path(work) / "python" / "src")
         env = {**os.environ, "PYTHONPATH": source, "DBT_PROJECT_DIR": str(project)}
         child = subprocess.run(
