@@ -286,7 +286,7 @@ def test_span_flattening_section_and_target() -> None:
     spans per CPU second, the ratio to the row-by-row loop) and its target row."""
     measured = bench.bench_span_flattening(500)
     assert [(r.input, r.spans) for r in measured] == [("OTLP JSON", 500), ("Phoenix Parquet", 500)]
-    assert all(r.cpu_s >= 0 for r in measured)
+    assert all(r.cpu_s >= 0 and r.runs == 3 for r in measured)
     # The row-by-row loop ran beside it, on the same spans (it found the same counts, or
     # bench_span_flattening would have raised), unless the commit is not in the checkout.
     if _has_commit(ROW_BY_ROW_COMMIT):
@@ -322,12 +322,26 @@ def test_span_flattening_section_and_target() -> None:
         "= 4.0x (the loop 10.00 CPU s in the same run); 3.1x the parse floor (0.80 CPU s) | **no**"
     ) in report
     assert "was not run" not in report
+    # The text says how many runs each CPU second figure is the least of (`runs`).
+    assert "in this process; the least CPU seconds of three runs. CPU seconds" in report
+    once = bench.render_report(
+        bench.machine_info(), [], None, "4GB", 2, [], [], [replace(floored, runs=1)]
+    )
+    assert "in this process; the CPU seconds of one run. CPU seconds" in once
+    assert "three runs" not in once
     # The same spans from a Phoenix Parquet file: a row of its own, against the loop on
     # that file.
     phoenix = bench.SpanResult(100_000, 1.0, 1.25, 0.05, "Phoenix Parquet", 4.0)
     report = bench.render_report(
         bench.machine_info(), [], None, "4GB", 2, [], [], [floored, phoenix]
     )
+    mixed = bench.render_report(
+        bench.machine_info(), [], None, "4GB", 2, [], [], [floored, replace(phoenix, runs=12)]
+    )
+    assert (
+        "OTLP JSON: the least CPU seconds of three runs; Phoenix Parquet: the least CPU"
+        " seconds of 12 runs."
+    ) in mixed
     assert "| Phoenix Parquet | 100,000 | 1.00 | 1.25 | 80,000 | 4.00 | 3.2x | 0.05 | 25.0x |" in (
         report
     )

@@ -655,6 +655,8 @@ class SpanResult:
     input: str = OTLP_JSON
     loop_cpu_s: float | None = None
     loop_note: str | None = None
+    #: the columnar reading and the loop each timed as the least CPU seconds of this many runs
+    runs: int = 3
 
     @property
     def spans_per_cpu_s(self) -> float:
@@ -732,6 +734,7 @@ def bench_span_flattening(n_spans: int) -> list[SpanResult]:
                 name,
                 loop.get("cpu_seconds"),
                 loop.get("unavailable"),
+                found["runs"],
             )
         )
     return results
@@ -750,13 +753,13 @@ def render_spans(spans: list[SpanResult] | None) -> list[str]:
             " retriever with five documents, tool call, LLM call, chain step) as OTLP JSON"
             " requests of 512 spans held in memory, read into the columnar span set and"
             " extracted (prompts, retrievals, documents, tool references), in this process;"
-            " the least CPU seconds of three runs. CPU seconds count every thread of the"
+            f" {_least_of(spans)}. CPU seconds count every thread of the"
             " process. The row-by-row loop is the span flattening it replaced (a Python loop"
             f" over spans after `json.loads`, `lara` at {ROW_BY_ROW_COMMIT}, taken from the"
             " project's git history), run in the same benchmark on the same spans (the"
             " requests saved as a JSON Lines file, which it reads) in a child process of the"
-            " same Python and libraries, timed inside it the same way, the least of three"
-            " runs; it must find the same retrievals, documents and tool spans. The parse"
+            " same Python and libraries, timed inside it the same way; it must find the same"
+            " retrievals, documents and tool spans. The parse"
             " floor is the CPU seconds of only parsing the same requests (Arrow's JSON reader"
             " on one thread, the least of three parses in the same run): no reading of them"
             " costs less. The second row reads the same spans from a Parquet file laid out as"
@@ -775,6 +778,25 @@ def render_spans(spans: list[SpanResult] | None) -> list[str]:
         ]
         + _loop_notes(spans)
     )
+
+
+_COUNT_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def _least_of(spans: list[SpanResult]) -> str:
+    """How the rows' CPU seconds were chosen: "the least CPU seconds of three runs" (the
+    `runs` of each row; rows with different counts are named by input)."""
+
+    def phrase(runs: int) -> str:
+        if runs <= 1:
+            return "the CPU seconds of one run"
+        count = _COUNT_WORDS[runs - 1] if runs <= len(_COUNT_WORDS) else f"{runs:,}"
+        return f"the least CPU seconds of {count} runs"
+
+    counts = {result.runs for result in spans}
+    if len(counts) == 1:
+        return phrase(counts.pop())
+    return "; ".join(f"{result.input}: {phrase(result.runs)}" for result in spans)
 
 
 def _loop_cell(spans: SpanResult) -> str:

@@ -148,7 +148,7 @@ def bench_spans(n_spans: int = 100_000, runs: int = 3) -> dict[str, Any]:
     Times reading the OTLP JSON requests into the columnar span set
     (`read_span_documents`) and the OpenInference extraction (`extract_openinference`),
     the least CPU seconds of `runs` runs; building the requests is not timed. Returns
-    `n_spans`, `seconds` (wall, of that run), `spans_per_second`, `cpu_seconds` (all
+    `n_spans`, `runs`, `seconds` (wall, of that run), `spans_per_second`, `cpu_seconds` (all
     threads of the process: steadier than wall time on a shared machine),
     `parse_floor_cpu_seconds` (only parsing the same requests, the least of three parses,
     see `parse_floor_cpu_seconds`, measured after the flattening), the counts found
@@ -216,6 +216,7 @@ def _timed_flattening(read: Any, runs: int) -> dict[str, Any]:
             "retrieval_spans": len(extracted.retrievals),
             "documents": len(extracted.documents),
             "tool_spans": len(extracted.references),
+            "runs": max(runs, 1),
         }
         del spans, extracted  # their memory freed first: the next run starts the same
         if best is None or result["cpu_seconds"] < best["cpu_seconds"]:
