@@ -1063,7 +1063,8 @@ def test_otlp_spellings_layouts_and_order_in_one_read():
     requests, and several resources and scopes in one request, read together: the same
     spans, attributes and row order as the same spans in plain camelCase requests."""
     from lara.ingest.bench import synthetic_otlp_requests
-    from lara.ingest.spans import _CAMEL_TO_SNAKE, read_span_documents
+    from lara.ingest.otlp import _CAMEL_TO_SNAKE
+    from lara.ingest.spans import read_span_documents
 
     requests = synthetic_otlp_requests(5 * 512)
     plain = read_span_documents(requests)
@@ -1168,7 +1169,8 @@ def test_phoenix_nested_columns_flatten_as_their_json_does():
     text gives (`flatten_json`, the path maps and JSON strings still take)."""
     import pyarrow as pa
 
-    from lara.ingest.spans import _attributes_table, _json_texts, connect, flatten_json
+    from lara.ingest.phoenix import _attributes_table, _json_texts
+    from lara.ingest.span_core import connect, flatten_json
 
     hostile = 'x\'); drop table attrs; -- "q" \\ ü\n<b>'
     documents = [
@@ -1251,7 +1253,8 @@ def test_phoenix_columns_give_way_in_a_stated_order():
     bytes are read as lower-case hex, all-zero ids as none."""
     import pyarrow as pa
 
-    from lara.ingest.spans import _attributes_table, connect, phoenix_batch
+    from lara.ingest.phoenix import _attributes_table, phoenix_batch
+    from lara.ingest.span_core import connect
 
     table = pa.table(
         {

@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lara.ingest.spans import fetch_frame, flatten_json_sql
+from lara.ingest.span_core import fetch_frame, flatten_json_sql
 
 LOOKUP_COLUMNS = ["entity", "value", "vtype", "found_key"]
 MAX_PATH_PARTS = 6

@@ -51,7 +51,8 @@ from lara.ingest.attributes import (
 from lara.ingest.config import IngestConfig
 from lara.ingest.lookup import Lookup, as_bool_series, clean_text
 from lara.ingest.run import ingest_spans
-from lara.ingest.spans import SpanSet, flatten_json
+from lara.ingest.span_core import flatten_json
+from lara.ingest.spans import SpanSet
 from lara.ingest.tables import (
     EVALUATION_COLUMNS,
     SPAN_FACT_COLUMNS,

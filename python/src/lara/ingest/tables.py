@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from lara.ingest.config import IngestConfig, match_pattern
 from lara.ingest.lookup import Lookup, clean_text, clean_text_array, reference_tokens
-from lara.ingest.spans import normalize_ids, utc_microseconds
+from lara.ingest.span_core import empty_frame, normalize_ids, utc_microseconds
 from lara.ingest.writer import contract
 
 SPAN_FACT_COLUMNS = [
@@ -102,10 +102,6 @@ class IngestReport(dict):
 
 
 # --- small helpers ----------------------------------------------------------------------
-
-
-def empty_frame(columns: list[str]) -> pd.DataFrame:
-    return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
 
 
 def _lower(values: pd.Series) -> pd.Series:
