@@ -11,7 +11,7 @@
     - `label`: only a goal or relevance label or a stage span of the
       session was loaded (they change the session's own rows only);
     - `lineage`: reached from a touched session through lineage
-      (macros/incremental/incremental.sql, lara_lineage_closure_select):
+      (macros/incremental/session_closure.sql, lara_lineage_closure_select):
       actions naming its retrievals or prompts, every action of the
       documents they touched, and the sessions of the retrievals those
       actions name, so that a late export updates the Tier 3 row of the
