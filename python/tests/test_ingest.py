@@ -1285,3 +1285,172 @@ def test_phoenix_columns_give_way_in_a_stated_order():
     assert frame["span_id"].tolist() == ["00000000000000ab", "01" * 8, "02" * 8]
     assert frame["trace_id"].tolist() == ["ab" * 16, "cd" * 16, "ef" * 16]
     assert frame["parent_id"].isna().tolist() == [True, True, False]
+
+
+# --- reading only the attributes an adapter reads ---------------------------------------
+
+KEY_CONFIGS = [
+    CONFIG,
+    IngestConfig(),
+    IngestConfig(tool_asset_keys=("asset_id", "ids")),
+    IngestConfig(
+        metadata_attribute="app.meta",
+        role_attribute="app.retrieval.role",
+        surface_attribute="app.surface",
+        reference_attributes=("tool.parameters", "input.value"),
+        document_id_keys=("document.metadata.asset_id", "document.id"),
+    ),
+    IngestConfig(metadata_attribute=None, surface_attribute=None, role_attribute=None),
+]
+
+
+def _asked_names(monkeypatch) -> tuple[list[str], list[str]]:
+    """Record what extractions ask of a span set's attribute table: exact names (a value
+    per entity, or a JSON path below a shorter name) and prefixes (every key under one)."""
+    from lara.ingest import lookup as lookup_module
+
+    exact: list[str] = []
+    under: list[str] = []
+    cls = lookup_module.Lookup
+    init, best, values, below, indexed = cls.__init__, cls._best, cls.values, cls.under, cls.indexed
+
+    def recording_init(self, con, long, entity="row"):
+        init(self, con, long, entity)
+        self.of_spans = isinstance(long, str) and long == "attrs"
+
+    def recording_best(self, spec, query):
+        if self.of_spans:
+            exact.extend(name for names in spec.values() for name in names)
+        return best(self, spec, query)
+
+    def recording_values(self, spec):
+        if self.of_spans:
+            exact.extend(name for names in spec.values() for name in names)
+        return values(self, spec)
+
+    def recording_under(self, names, entities):
+        if self.of_spans:
+            under.extend(names)
+        return below(self, names, entities)
+
+    def recording_indexed(self, prefix, entities=None):
+        if self.of_spans:
+            under.append(prefix)
+        return indexed(self, prefix, entities)
+
+    monkeypatch.setattr(cls, "__init__", recording_init)
+    monkeypatch.setattr(cls, "_best", recording_best)
+    monkeypatch.setattr(cls, "values", recording_values)
+    monkeypatch.setattr(cls, "under", recording_under)
+    monkeypatch.setattr(cls, "indexed", recording_indexed)
+    return exact, under
+
+
+def _extracted_frames(extracted) -> dict:
+    return {
+        name: _comparable(getattr(extracted, name))
+        for name in ("spans", "retrievals", "documents", "references", "tokens", "evaluations")
+    } | {"diagnostics": extracted.diagnostics}
+
+
+def test_the_readers_keep_every_attribute_the_adapters_read(
+    openinference_exports, genai_tables, monkeypatch, tmp_path
+):
+    """`lara ingest` reads only the attributes its adapter reads (openinference_keys,
+    otel_genai_keys): every name an extraction asks for, with each configuration, is kept
+    (a prefix with every key under it), and the extraction from the filtered span set
+    equals the one from every attribute, in every export form."""
+    from lara.ingest.openinference import extract_openinference, openinference_keys
+    from lara.ingest.otel_genai import extract_otel_genai, otel_genai_keys
+    from lara.ingest.spans import read_spans
+
+    oi_root, _, _ = openinference_exports
+    spans, _ = emit_otel_genai()
+    phoenix_dataframe(spans).reset_index(drop=True).to_parquet(tmp_path / "genai.parquet")
+    adapters = [
+        (extract_openinference, openinference_keys, oi_root / name)
+        for name in ("otlp.json", "otlp_base64.jsonl.gz", "spans.parquet", "spans_nested.jsonl")
+    ] + [
+        (extract_otel_genai, otel_genai_keys, genai_tables[3] / "genai.json"),
+        (extract_otel_genai, otel_genai_keys, tmp_path / "genai.parquet"),
+    ]
+    exact, under = _asked_names(monkeypatch)
+    for extract, keys, path in adapters:
+        for config in KEY_CONFIGS:
+            exact.clear()
+            under.clear()
+            keep = keys(config)
+            everything = extract(read_spans(path), config)
+            assert exact and under, "the recording saw no look-up"
+            missed = [name for name in exact if not keep.keeps(name)]
+            missed += [
+                prefix
+                for prefix in under
+                if not any(prefix == n or prefix.startswith(n + ".") for n in keep.names)
+            ]
+            assert not missed, f"{extract.__name__} reads {missed}, which the reader drops"
+            filtered = extract(read_spans(path, keep), config)
+            assert _extracted_frames(filtered) == _extracted_frames(everything), (path, config)
+
+
+def test_attributes_no_adapter_reads_are_not_read(openinference_exports, tmp_path):
+    """An attribute the adapter does not read (an LLM span's messages, its output) stays
+    out of the span set: a Phoenix file's column is not read at all, other inputs' keys are
+    dropped once read; the tables written are the same."""
+    import pyarrow as pa
+
+    from lara.ingest.openinference import openinference_keys
+    from lara.ingest.spans import read_spans
+
+    root, spans, _ = openinference_exports
+    frame = phoenix_dataframe(spans).reset_index(drop=True)
+    frame["attributes.output.value"] = "an answer the adapter does not read"
+    frame.to_json(tmp_path / "x.jsonl", orient="records", lines=True, date_format="iso")
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    # a map column (flattened through its JSON text, the slow path) under a name not read
+    unread = pa.array([[("k", b"\x00")]] * len(frame), pa.map_(pa.string(), pa.binary()))
+    pq.write_table(table.append_column("attributes.llm.unreadable", unread), tmp_path / "x.parquet")
+    keep = openinference_keys(CONFIG)
+    # otlp.json: its resource attributes (service.name, telemetry.sdk.*) are not read
+    for path in (tmp_path / "x.parquet", tmp_path / "x.jsonl", root / "otlp.json"):
+        every = read_spans(path).attributes
+        kept = read_spans(path, keep).attributes
+        assert set(every["key"]) > set(kept["key"]), path
+        assert all(keep.keeps(key) for key in kept["key"]), path
+        assert not kept["key"].str.startswith(("llm.", "output.")).any(), path
+        expected = every[every["key"].map(keep.keeps)].reset_index(drop=True)
+        assert _comparable(kept) == _comparable(expected), path
+    # What was left out is named (list positions as `*`), and reported by `lara ingest`.
+    assert read_spans(tmp_path / "x.parquet", keep).attributes_not_read == [
+        "llm.unreadable",
+        "output.value",
+    ]
+    assert "service.name" in read_spans(root / "otlp.json", keep).attributes_not_read
+    assert read_spans(root / "otlp.json").attributes_not_read == []
+    ingest_openinference(root / "spans.parquet", tmp_path / "a", CONFIG)
+    report = ingest_openinference(tmp_path / "x.parquet", tmp_path / "b", CONFIG)
+    assert report.diagnostics["attributes_not_read"] == ["llm.unreadable", "output.value"]
+    for table_name in TABLES[:3]:
+        a = _comparable(_read_table(tmp_path / "a", table_name))
+        assert a == _comparable(_read_table(tmp_path / "b", table_name)), table_name
+
+
+def test_attributes_not_read_are_named_once_per_list_position():
+    from lara.ingest.run import _first
+    from lara.ingest.span_core import attribute_names
+
+    keys = [
+        "llm.input_messages.0.message.content",
+        "llm.input_messages.1.message.content",
+        "llm.input_messages.10.message.role",
+        "llm.token_count.prompt",
+        "tag.2",
+    ]
+    assert attribute_names(keys) == [
+        "llm.input_messages.*.message.content",
+        "llm.input_messages.*.message.role",
+        "llm.token_count.prompt",
+        "tag.*",
+    ]
+    assert _first(["a", "b", "c"], 2) == ["a", "b", "(and 1 more)"]
+    assert _first(["a", "b"], 2) == ["a", "b"]

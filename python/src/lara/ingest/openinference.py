@@ -40,6 +40,7 @@ from lara.ingest.attributes import (
 from lara.ingest.config import IngestConfig
 from lara.ingest.lookup import Lookup, as_bool_series, clean_text
 from lara.ingest.run import ingest_spans
+from lara.ingest.span_core import KeyFilter
 from lara.ingest.spans import SpanSet
 from lara.ingest.tables import (
     EVALUATION_COLUMNS,
@@ -66,29 +67,43 @@ DEFAULT_DOCUMENT_ID_KEYS = (
 )
 
 
+def _span_lookups(config: IngestConfig) -> dict[str, tuple[str, ...]]:
+    """The span-level look-ups: per column, the attribute names tried in order."""
+    return {
+        "kind": (OI_SPAN_KIND,),
+        "session_id": (OI_SESSION_ID,),
+        "user_id": (OI_USER_ID,),
+        "input": (OI_INPUT_VALUE,),
+        "surface": config.with_metadata(config.surface_attribute),
+        "is_synthetic": config.with_metadata(LARA_IS_SYNTHETIC),
+        "role": config.with_metadata(config.role_attribute),
+        "tool_name": (OI_TOOL_NAME,),
+        "action_type": config.with_metadata(LARA_ACTION_TYPE),
+        "document_id": config.with_metadata(LARA_DOCUMENT_ID),
+    }
+
+
+def openinference_keys(config: IngestConfig) -> KeyFilter:
+    """Every attribute `extract_openinference` reads with `config`: the span look-ups, the
+    retrieval documents and what the tool spans are scanned for. The reader keeps only
+    these (a test records every name the extraction asks for and checks it is kept)."""
+    names = [name for keys in _span_lookups(config).values() for name in keys]
+    names += [OI_RETRIEVAL_DOCUMENTS, *config.with_metadata(LARA_ASSET_ID)]
+    names += [*(config.reference_attributes or DEFAULT_REFERENCE_ATTRIBUTES)]
+    names += [*TOOL_ARGUMENT_ATTRIBUTES]  # and the tool_asset_keys under them
+    return KeyFilter(tuple(dict.fromkeys(names)))
+
+
 def extract_openinference(
     spans: SpanSet, config: IngestConfig, evaluations: pd.DataFrame | None = None
 ) -> Extracted:
-    """The facts the contract needs, from canonical OpenInference spans (columnar)."""
+    """The facts the contract needs, from canonical OpenInference spans (columnar); reads
+    only the attributes of `openinference_keys(config)`."""
     con = spans.con
     frame = spans.frame
     rows = pd.Index(frame["row"].to_numpy())
     lookup = Lookup(con, spans.attributes_table)
-    found = lookup.frame(
-        {
-            "kind": [OI_SPAN_KIND],
-            "session_id": [OI_SESSION_ID],
-            "user_id": [OI_USER_ID],
-            "input": [OI_INPUT_VALUE],
-            "surface": config.with_metadata(config.surface_attribute),
-            "is_synthetic": config.with_metadata(LARA_IS_SYNTHETIC),
-            "role": config.with_metadata(config.role_attribute),
-            "tool_name": [OI_TOOL_NAME],
-            "action_type": config.with_metadata(LARA_ACTION_TYPE),
-            "document_id": config.with_metadata(LARA_DOCUMENT_ID),
-        },
-        rows,
-    )
+    found = lookup.frame(_span_lookups(config), rows)
     kind = found["kind"].fillna(clean_text(pd.Series(frame["span_kind"].to_numpy(), index=rows)))
     kind = kind.astype("string").str.upper()
     facts = pd.DataFrame(
@@ -181,4 +196,5 @@ def ingest_openinference(
         evaluations,
         adapter="openinference",
         default_document_id_keys=DEFAULT_DOCUMENT_ID_KEYS,
+        keep=openinference_keys(config or IngestConfig()),
     )

@@ -51,7 +51,7 @@ from lara.ingest.attributes import (
 from lara.ingest.config import IngestConfig
 from lara.ingest.lookup import Lookup, as_bool_series, clean_text
 from lara.ingest.run import ingest_spans
-from lara.ingest.span_core import flatten_json
+from lara.ingest.span_core import KeyFilter, flatten_json
 from lara.ingest.spans import SpanSet
 from lara.ingest.tables import (
     EVALUATION_COLUMNS,
@@ -223,10 +223,38 @@ def _evaluations(spans: SpanSet, retrieval_rows: pd.Index, config: IngestConfig)
     return out[EVALUATION_COLUMNS]
 
 
+def otel_genai_keys(config: IngestConfig) -> KeyFilter:
+    """Every attribute `extract_otel_genai` reads with `config` (the reader keeps only
+    these; a test records every name the extraction asks for and checks it is kept)."""
+    names = [
+        GEN_AI_OPERATION_NAME,
+        GEN_AI_CONVERSATION_ID,
+        OI_SESSION_ID,
+        USER_ID,
+        GEN_AI_INPUT_MESSAGES,
+        GEN_AI_RETRIEVAL_QUERY_TEXT,
+        GEN_AI_RETRIEVAL_DOCUMENTS,
+        GEN_AI_TOOL_NAME,
+    ]
+    for name in (
+        config.surface_attribute,
+        LARA_IS_SYNTHETIC,
+        config.role_attribute,
+        LARA_ACTION_TYPE,
+        LARA_DOCUMENT_ID,
+        LARA_ASSET_ID,
+    ):
+        names += config.with_metadata(name)
+    names += [*(config.reference_attributes or DEFAULT_REFERENCE_ATTRIBUTES)]
+    names += [*TOOL_ARGUMENT_ATTRIBUTES]  # and the tool_asset_keys under them
+    return KeyFilter(tuple(dict.fromkeys(names)))
+
+
 def extract_otel_genai(
     spans: SpanSet, config: IngestConfig, evaluations: pd.DataFrame | None = None
 ) -> Extracted:
-    """The facts the contract needs, from canonical OpenTelemetry GenAI spans (columnar)."""
+    """The facts the contract needs, from canonical OpenTelemetry GenAI spans (columnar);
+    reads only the attributes of `otel_genai_keys(config)`."""
     con = spans.con
     frame = spans.frame
     rows = pd.Index(frame["row"].to_numpy())
@@ -326,4 +354,5 @@ def ingest_otel_genai(
         evaluations,
         adapter="otel-genai",
         default_document_id_keys=DEFAULT_DOCUMENT_ID_KEYS,
+        keep=otel_genai_keys(config or IngestConfig()),
     )

@@ -16,6 +16,7 @@ from lara.ingest.span_core import (
     EVENT_COLUMNS,
     SPAN_COLUMNS,
     Batch,
+    KeyFilter,
     empty_frame,
     fetch_frame,
     flatten_json,
@@ -176,9 +177,23 @@ def _flatten_arrow(
         _flatten_arrow(con, elements.filter(take), rows[owner[take]], item_keys, out)
 
 
-def _attributes_table(con: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
+def _unread_columns(table: pa.Table, keep: KeyFilter | None) -> list[str]:
+    """The `attributes.<name>` columns none of whose keys `keep` keeps."""
+    prefix = "attributes."
+    return [
+        n
+        for n in table.column_names
+        if keep is not None and n.startswith(prefix) and not keep.keeps(n[len(prefix) :])
+    ]
+
+
+def _attributes_table(
+    con: duckdb.DuckDBPyConnection, table: pa.Table, keep: KeyFilter | None = None
+) -> str:
     """The attributes of a Phoenix table in long form, as a DuckDB temp table (`row`, `key`,
-    `value`, `vtype`).
+    `value`, `vtype`). With `keep`, an `attributes.<name>` column none of whose keys it
+    keeps is not read at all (an LLM span's messages, when the adapter does not read them);
+    the rest is filtered with the other inputs' (lara.ingest.spans.span_set).
 
     The nested `attributes` column (an object or a JSON string) gives way to the
     `attributes.<name>` columns for the same key; among those, for one key (a struct
@@ -187,7 +202,12 @@ def _attributes_table(con: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
     plain types are flattened from their Arrow arrays; others (JSON text, maps) by
     `flatten_json`.
     """
-    names = [n for n in table.column_names if n == "attributes" or n.startswith("attributes.")]
+    skipped = set(_unread_columns(table, keep))
+    names = [
+        n
+        for n in table.column_names
+        if (n == "attributes" or n.startswith("attributes.")) and n not in skipped
+    ]
     n_rows, n_columns = table.num_rows, len(names)
     rows = np.arange(n_rows, dtype="int64")
     parts: list[pa.Table] = []
@@ -286,9 +306,12 @@ def _text_sql(column: pa.ChunkedArray | None, name: str) -> str:
     return f"{name}::varchar"
 
 
-def phoenix_batch(con: duckdb.DuckDBPyConnection, table: pa.Table) -> Batch:
+def phoenix_batch(
+    con: duckdb.DuckDBPyConnection, table: pa.Table, keep: KeyFilter | None = None
+) -> Batch:
     """A Phoenix spans dataframe (an Arrow table) as a batch: the span frame in one DuckDB
-    query over it (ids through `lara_id`), the attributes by `_attributes_table`."""
+    query over it (ids through `lara_id`), the attributes by `_attributes_table` (the
+    columns `keep` keeps)."""
     n = table.num_rows
     found = {target: _column(table, _CONTEXT[target]) for target in _FRAME_TEXT}
     inputs = {target: column for target, column in found.items() if column is not None}
@@ -315,7 +338,8 @@ def phoenix_batch(con: duckdb.DuckDBPyConnection, table: pa.Table) -> Batch:
         if events_column is not None
         else empty_frame(EVENT_COLUMNS)
     )
-    return Batch(frame[SPAN_COLUMNS], _attributes_table(con, table), events)
+    unread = tuple(n[len("attributes.") :] for n in _unread_columns(table, keep))
+    return Batch(frame[SPAN_COLUMNS], _attributes_table(con, table, keep), events, unread)
 
 
 _PHOENIX_EVENTS_SQL = """

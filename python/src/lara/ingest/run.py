@@ -11,6 +11,7 @@ import pandas as pd
 
 from lara.ingest.config import IngestConfig
 from lara.ingest.manifest import record_run
+from lara.ingest.span_core import KeyFilter
 from lara.ingest.spans import SpanSet, read_spans
 from lara.ingest.tables import (
     Extracted,
@@ -113,6 +114,11 @@ def ingest_extracted(
     return IngestReport(counts, diagnostics, partitions)
 
 
+def _first(names: list[str], n: int) -> list[str]:
+    """The first `n` of `names`, then how many more there are."""
+    return names[:n] + ([f"(and {len(names) - n} more)"] if len(names) > n else [])
+
+
 def ingest_spans(
     extract: Callable[[SpanSet, IngestConfig, pd.DataFrame | None], Extracted],
     src: Path,
@@ -121,15 +127,17 @@ def ingest_spans(
     evaluations: Iterable[Path] = (),
     adapter: str = "openinference",
     default_document_id_keys: tuple[str, ...] = (),
+    keep: KeyFilter | None = None,
 ) -> IngestReport:
-    """Read a span export under `src`, extract with `extract`, write contract tables.
+    """Read a span export under `src` (only the attributes `keep` keeps: those `extract`
+    reads), extract with `extract`, write contract tables.
 
     Shared by the OpenInference and OpenTelemetry GenAI adapters; adds the
     reading diagnostics (files, spans, dropped spans, the document id keys used) to the
     report and records the run in `<out>/_lara_ingest.json`.
     """
     config = config or IngestConfig()
-    span_set = read_spans(Path(src))
+    span_set = read_spans(Path(src), keep)
     evaluations = list(evaluations)
     extracted = extract(span_set, config, read_evaluations(evaluations) if evaluations else None)
     extracted.diagnostics.update(
@@ -139,6 +147,7 @@ def ingest_spans(
             "spans_read": len(span_set.frame),
             "duplicate_spans_dropped": span_set.dropped_duplicates,
             "spans_without_id_dropped": span_set.dropped_without_id,
+            "attributes_not_read": _first(span_set.attributes_not_read, 30),
             "document_id_keys": list(config.document_id_keys or default_document_id_keys),
             "tool_asset_keys": list(config.tool_asset_keys),
         }

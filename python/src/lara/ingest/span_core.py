@@ -10,7 +10,8 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,6 +163,44 @@ class Batch:
     frame: pd.DataFrame
     attributes: pd.DataFrame | str
     events: pd.DataFrame
+    #: attribute names left out by a KeyFilter before they were read (Phoenix columns)
+    unread: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class KeyFilter:
+    """The attributes an adapter reads, so that a reader keeps only those (`None` where a
+    filter is taken: every attribute).
+
+    `names` are attribute names in the flat layout (`session.id`, `retrieval.documents`).
+    A key is kept when it is one of them, lies under one (`retrieval.documents.0.document.id`
+    under `retrieval.documents`: items and structured children), or one lies under it
+    (`metadata` for `metadata.lara.role`: the JSON object a look-up may find the name in,
+    and the struct a Phoenix column holds it in). So a key that a look-up of `names` can
+    reach is kept, and every key kept comes with the keys that could outrank it.
+    """
+
+    names: tuple[str, ...]
+
+    def keeps(self, key: str) -> bool:
+        return any(
+            key == name or key.startswith(name + ".") or name.startswith(key + ".")
+            for name in self.names
+        )
+
+
+def kept_keys(keep: KeyFilter | None, keys: Sequence[str]) -> list[str]:
+    """The `keys` that `keep` keeps (all of them without a filter)."""
+    return list(keys) if keep is None else [key for key in keys if keep.keeps(key)]
+
+
+_POSITION = re.compile(r"\.\d+(?=\.|$)")
+
+
+def attribute_names(keys: Iterable[str]) -> list[str]:
+    """Attribute keys as names, list positions written `*` (`llm.input_messages.*.message.
+    content` for every message), each once, sorted."""
+    return sorted({_POSITION.sub(".*", key) for key in keys})
 
 
 _batch_ids = itertools.count()

@@ -71,11 +71,14 @@ from lara.ingest.span_core import (
     EVENT_COLUMNS,
     SPAN_COLUMNS,
     Batch,
+    KeyFilter,
+    attribute_names,
     connect,
     empty_frame,
     fetch_frame,
     flatten_json,
     flatten_json_sql,
+    kept_keys,
     micros_to_utc,
     normalize_ids,
     utc_microseconds,
@@ -86,6 +89,7 @@ __all__ = [
     "ATTRIBUTE_COLUMNS",
     "EVENT_COLUMNS",
     "MAX_JSON_OBJECT_BYTES",
+    "KeyFilter",
     "SPAN_COLUMNS",
     "SUPPORTED_SUFFIXES",
     "SpanSet",
@@ -133,6 +137,9 @@ class SpanSet:
     dropped_duplicates: int = 0
     dropped_without_id: int = 0
     attributes_table: str = "attrs"
+    #: attribute names left out because the adapter does not read them (list positions
+    #: as `*`; see KeyFilter)
+    attributes_not_read: list[str] = field(default_factory=list)
 
     @property
     def attributes(self) -> pd.DataFrame:
@@ -252,10 +259,12 @@ def _documents_batch(
     return phoenix_rows_batch(con), "phoenix_json"
 
 
-def _read_file(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[Batch, str]:
+def _read_file(
+    con: duckdb.DuckDBPyConnection, path: Path, keep: KeyFilter | None = None
+) -> tuple[Batch, str]:
     name = path.name
     if name.endswith(".parquet"):
-        return phoenix_batch(con, pq.read_table(path)), "phoenix_parquet"
+        return phoenix_batch(con, pq.read_table(path), keep), "phoenix_parquet"
     if name.endswith((".pb", ".pb.gz")):
         batch, _ = documents_batch(con, [protobuf_json(path)], str(path))
         return batch, "otlp_protobuf"
@@ -290,11 +299,33 @@ def _renumber_attributes(con: duckdb.DuckDBPyConnection, renumber: pd.DataFrame)
     con.unregister("renumber")
 
 
+def _drop_unread_keys(con: duckdb.DuckDBPyConnection, keep: KeyFilter | None) -> list[str]:
+    """Remove from `attrs` the keys `keep` does not keep (from every kind of input: a
+    Phoenix file has left out whole columns already), and return them. Decided per
+    distinct key, in Python."""
+    if keep is None:
+        return []
+    keys = [key for (key,) in con.execute("select distinct key from attrs").fetchall()]
+    dropped = sorted(set(keys) - set(kept_keys(keep, keys)))
+    if dropped:
+        con.register("unread_keys", pa.table({"key": pa.array(dropped, pa.string())}))
+        try:
+            con.execute("delete from attrs where key in (select key from unread_keys)")
+        finally:
+            con.unregister("unread_keys")
+    return dropped
+
+
 def span_set(
-    con: duckdb.DuckDBPyConnection, batches: Iterable[Batch], result: SpanSet | None = None
+    con: duckdb.DuckDBPyConnection,
+    batches: Iterable[Batch],
+    result: SpanSet | None = None,
+    keep: KeyFilter | None = None,
 ) -> SpanSet:
     """The batches as one span set: spans without ids dropped, repeated span ids read once
-    (the first kept), rows renumbered 0..n-1 in reading order."""
+    (the first kept), rows renumbered 0..n-1 in reading order; with `keep`, only the
+    attributes it keeps (the names the adapter reads, see KeyFilter)."""
+    batches = list(batches)  # read twice: the spans, then what was left unread
     frames, events, offset = [], [], 0
     con.execute(
         "create or replace temp table all_attrs "
@@ -337,6 +368,9 @@ def span_set(
         {"old": frame["row"].to_numpy(dtype="int64"), "new": np.arange(len(frame), dtype="int64")}
     )
     _renumber_attributes(con, renumber)
+    result.attributes_not_read = attribute_names(
+        [*_drop_unread_keys(con, keep), *(name for batch in batches for name in batch.unread)]
+    )
     mapping = pd.Series(renumber["new"].to_numpy(), index=renumber["old"].to_numpy())
     if events:
         all_events = pd.concat(events, ignore_index=True)
@@ -353,23 +387,25 @@ def span_set(
     return result
 
 
-def read_spans(src: Path) -> SpanSet:
-    """Every span under `src` as the canonical span table (duplicates by span id dropped)."""
+def read_spans(src: Path, keep: KeyFilter | None = None) -> SpanSet:
+    """Every span under `src` as the canonical span table (duplicates by span id dropped);
+    with `keep`, only the attributes it keeps (see KeyFilter)."""
     con = connect()
     result = SpanSet(con, empty_frame(SPAN_COLUMNS), empty_frame(EVENT_COLUMNS))
     batches = []
     for path in _iter_files(Path(src)):
-        batch, kind = _read_file(con, path)
+        batch, kind = _read_file(con, path, keep)
         result.files.append(str(path))
         result.formats[kind] = result.formats.get(kind, 0) + 1
         batches.append(batch)
-    return span_set(con, batches, result)
+    return span_set(con, batches, result, keep)
 
 
-def read_span_documents(texts: Sequence[str]) -> SpanSet:
-    """OTLP JSON requests (or Phoenix span rows as JSON) held in memory as a span set."""
+def read_span_documents(texts: Sequence[str], keep: KeyFilter | None = None) -> SpanSet:
+    """OTLP JSON requests (or Phoenix span rows as JSON) held in memory as a span set
+    (with `keep`, only the attributes it keeps)."""
     con = connect()
     batch, kind = documents_batch(con, texts, "memory")
     result = SpanSet(con, empty_frame(SPAN_COLUMNS), empty_frame(EVENT_COLUMNS))
     result.formats[kind] = len(texts)
-    return span_set(con, [batch], result)
+    return span_set(con, [batch], result, keep)
