@@ -169,8 +169,8 @@ class Batch:
 
 @dataclass(frozen=True)
 class KeyFilter:
-    """The attributes an adapter reads, so that a reader keeps only those (`None` where a
-    filter is taken: every attribute).
+    """The attributes an adapter reads, so that a reader keeps only those (a function that
+    takes a filter keeps every attribute when given `None`).
 
     `names` are attribute names in the flat layout (`session.id`, `retrieval.documents`).
     A key is kept when it is one of them, lies under one (`retrieval.documents.0.document.id`
