@@ -4,12 +4,15 @@ from its arrays) or span rows held as JSON documents. See lara.ingest.spans for 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from lara.ingest.span_core import (
     ATTRIBUTE_COLUMNS,
@@ -177,12 +180,12 @@ def _flatten_arrow(
         _flatten_arrow(con, elements.filter(take), rows[owner[take]], item_keys, out)
 
 
-def _unread_columns(table: pa.Table, keep: KeyFilter | None) -> list[str]:
+def _unread_columns(columns: Sequence[str], keep: KeyFilter | None) -> list[str]:
     """The `attributes.<name>` columns none of whose keys `keep` keeps."""
     prefix = "attributes."
     return [
         n
-        for n in table.column_names
+        for n in columns
         if keep is not None and n.startswith(prefix) and not keep.keeps(n[len(prefix) :])
     ]
 
@@ -202,7 +205,7 @@ def _attributes_table(
     plain types are flattened from their Arrow arrays; others (JSON text, maps) by
     `flatten_json`.
     """
-    skipped = set(_unread_columns(table, keep))
+    skipped = set(_unread_columns(table.column_names, keep))
     names = [
         n
         for n in table.column_names
@@ -338,8 +341,20 @@ def phoenix_batch(
         if events_column is not None
         else empty_frame(EVENT_COLUMNS)
     )
-    unread = tuple(n[len("attributes.") :] for n in _unread_columns(table, keep))
+    unread = tuple(n[len("attributes.") :] for n in _unread_columns(table.column_names, keep))
     return Batch(frame[SPAN_COLUMNS], _attributes_table(con, table, keep), events, unread)
+
+
+def phoenix_file_batch(
+    con: duckdb.DuckDBPyConnection, path: Path, keep: KeyFilter | None = None
+) -> Batch:
+    """A Phoenix spans dataframe saved as Parquet, as a batch (`phoenix_batch`); the
+    `attributes.<name>` columns `keep` does not keep are not read from the file."""
+    columns = pq.read_schema(path).names
+    unread = _unread_columns(columns, keep)
+    table = pq.read_table(path, columns=[n for n in columns if n not in set(unread)])
+    batch = phoenix_batch(con, table, keep)
+    return dataclasses.replace(batch, unread=tuple(n[len("attributes.") :] for n in unread))
 
 
 _PHOENIX_EVENTS_SQL = """

@@ -55,7 +55,6 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from lara.ingest.otlp import (
     NotCommonOtlp,
@@ -65,7 +64,7 @@ from lara.ingest.otlp import (
     otlp_scopes_sql,
     protobuf_json,
 )
-from lara.ingest.phoenix import phoenix_batch, phoenix_rows_batch
+from lara.ingest.phoenix import phoenix_file_batch, phoenix_rows_batch
 from lara.ingest.span_core import (
     ATTRIBUTE_COLUMNS,
     EVENT_COLUMNS,
@@ -264,7 +263,7 @@ def _read_file(
 ) -> tuple[Batch, str]:
     name = path.name
     if name.endswith(".parquet"):
-        return phoenix_batch(con, pq.read_table(path), keep), "phoenix_parquet"
+        return phoenix_file_batch(con, path, keep), "phoenix_parquet"
     if name.endswith((".pb", ".pb.gz")):
         batch, _ = documents_batch(con, [protobuf_json(path)], str(path))
         return batch, "otlp_protobuf"
