@@ -190,13 +190,14 @@ def _unread_columns(columns: Sequence[str], keep: KeyFilter | None) -> list[str]
     ]
 
 
-def _attributes_table(
-    con: duckdb.DuckDBPyConnection, table: pa.Table, keep: KeyFilter | None = None
-) -> str:
+def _attribute_names(columns: Sequence[str]) -> tuple[str, ...]:
+    """`attributes.<name>` columns as attribute names."""
+    return tuple(n[len("attributes.") :] for n in columns)
+
+
+def _attributes_table(con: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
     """The attributes of a Phoenix table in long form, as a DuckDB temp table (`row`, `key`,
-    `value`, `vtype`). With `keep`, an `attributes.<name>` column none of whose keys it
-    keeps is not read at all (an LLM span's messages, when the adapter does not read them);
-    the rest is filtered with the other inputs' (lara.ingest.spans.span_set).
+    `value`, `vtype`).
 
     The nested `attributes` column (an object or a JSON string) gives way to the
     `attributes.<name>` columns for the same key; among those, for one key (a struct
@@ -205,12 +206,7 @@ def _attributes_table(
     plain types are flattened from their Arrow arrays; others (JSON text, maps) by
     `flatten_json`.
     """
-    skipped = set(_unread_columns(table.column_names, keep))
-    names = [
-        n
-        for n in table.column_names
-        if (n == "attributes" or n.startswith("attributes.")) and n not in skipped
-    ]
+    names = [n for n in table.column_names if n == "attributes" or n.startswith("attributes.")]
     n_rows, n_columns = table.num_rows, len(names)
     rows = np.arange(n_rows, dtype="int64")
     parts: list[pa.Table] = []
@@ -313,8 +309,12 @@ def phoenix_batch(
     con: duckdb.DuckDBPyConnection, table: pa.Table, keep: KeyFilter | None = None
 ) -> Batch:
     """A Phoenix spans dataframe (an Arrow table) as a batch: the span frame in one DuckDB
-    query over it (ids through `lara_id`), the attributes by `_attributes_table` (the
-    columns `keep` keeps)."""
+    query over it (ids through `lara_id`), the attributes by `_attributes_table`. The
+    `attributes.<name>` columns `keep` does not keep are dropped first (an LLM span's
+    messages, when the adapter does not read them); the other inputs' keys are filtered
+    by lara.ingest.spans.span_set."""
+    unread = _unread_columns(table.column_names, keep)
+    table = table.drop_columns(unread)
     n = table.num_rows
     found = {target: _column(table, _CONTEXT[target]) for target in _FRAME_TEXT}
     inputs = {target: column for target, column in found.items() if column is not None}
@@ -341,8 +341,9 @@ def phoenix_batch(
         if events_column is not None
         else empty_frame(EVENT_COLUMNS)
     )
-    unread = tuple(n[len("attributes.") :] for n in _unread_columns(table.column_names, keep))
-    return Batch(frame[SPAN_COLUMNS], _attributes_table(con, table, keep), events, unread)
+    return Batch(
+        frame[SPAN_COLUMNS], _attributes_table(con, table), events, _attribute_names(unread)
+    )
 
 
 def phoenix_file_batch(
@@ -353,8 +354,7 @@ def phoenix_file_batch(
     columns = pq.read_schema(path).names
     unread = _unread_columns(columns, keep)
     table = pq.read_table(path, columns=[n for n in columns if n not in set(unread)])
-    batch = phoenix_batch(con, table, keep)
-    return dataclasses.replace(batch, unread=tuple(n[len("attributes.") :] for n in unread))
+    return dataclasses.replace(phoenix_batch(con, table), unread=_attribute_names(unread))
 
 
 _PHOENIX_EVENTS_SQL = """

@@ -189,11 +189,6 @@ class KeyFilter:
         )
 
 
-def kept_keys(keep: KeyFilter | None, keys: Sequence[str]) -> list[str]:
-    """The `keys` that `keep` keeps (all of them without a filter)."""
-    return list(keys) if keep is None else [key for key in keys if keep.keeps(key)]
-
-
 _POSITION = re.compile(r"\.\d+(?=\.|$)")
 
 

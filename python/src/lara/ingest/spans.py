@@ -77,7 +77,6 @@ from lara.ingest.span_core import (
     fetch_frame,
     flatten_json,
     flatten_json_sql,
-    kept_keys,
     micros_to_utc,
     normalize_ids,
     utc_microseconds,
@@ -305,7 +304,7 @@ def _drop_unread_keys(con: duckdb.DuckDBPyConnection, keep: KeyFilter | None) ->
     if keep is None:
         return []
     keys = [key for (key,) in con.execute("select distinct key from attrs").fetchall()]
-    dropped = sorted(set(keys) - set(kept_keys(keep, keys)))
+    dropped = sorted(key for key in keys if not keep.keeps(key))
     if dropped:
         con.register("unread_keys", pa.table({"key": pa.array(dropped, pa.string())}))
         try:
