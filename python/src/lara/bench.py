@@ -38,6 +38,7 @@ from lara.bench_incremental import (
 from lara.bench_spans import (
     SpanResult,
     bench_span_flattening,
+    met_cell,
     render_spans,
     span_results,
     span_target,
@@ -862,10 +863,6 @@ TARGET_EVENTS = 20_000_000
 RATIO_SIZES = (5_000_000, 20_000_000)
 
 
-def _met(ok: bool, miss: str) -> str:
-    return "yes" if ok else f"**no** ({miss})"
-
-
 def _over(value: float, target: float) -> str:
     return f"{value / target:.2f}x the target"
 
@@ -892,7 +889,7 @@ def _targets(
         rss = top.dbt_peak_rss_mib or float("nan")
         lines.append(
             f"| peak RSS under 4 GiB (full build, {top.events:,} events) | {rss:,.0f} MiB"
-            f" | {_met(rss < TARGET_RSS_MIB, f'+{rss - TARGET_RSS_MIB:,.0f} MiB')} |"
+            f" | {met_cell(rss < TARGET_RSS_MIB, f'+{rss - TARGET_RSS_MIB:,.0f} MiB')} |"
         )
     for r in built:
         if not any(abs(r.target_events - size) <= 0.1 * size for size in RATIO_SIZES):
@@ -908,18 +905,18 @@ def _targets(
             how = "node seconds summed in the full build"
         if lineage is not None:
             ratio = lineage / r.reference_s
+            met = met_cell(ratio <= TARGET_LINEAGE_RATIO, _over(ratio, TARGET_LINEAGE_RATIO))
             lines.append(
                 f"| models in fct_retrievals' lineage within {TARGET_LINEAGE_RATIO:g}x of the"
                 f" reference ({r.events:,} events) | {lineage:.1f} s ({how}) /"
-                f" {r.reference_s:.1f} s = {ratio:.2f}x"
-                f" | {_met(ratio <= TARGET_LINEAGE_RATIO, _over(ratio, TARGET_LINEAGE_RATIO))} |"
+                f" {r.reference_s:.1f} s = {ratio:.2f}x | {met} |"
             )
         ratio = r.dbt_build_s / r.reference_s
         lines.append(
             f"| whole build with data tests within {TARGET_BUILD_RATIO:g}x of the reference"
             f" ({r.events:,} events) | {r.dbt_build_s:.1f} s / {r.reference_s:.1f} s"
             f" = {ratio:.2f}x"
-            f" | {_met(ratio <= TARGET_BUILD_RATIO, _over(ratio, TARGET_BUILD_RATIO))} |"
+            f" | {met_cell(ratio <= TARGET_BUILD_RATIO, _over(ratio, TARGET_BUILD_RATIO))} |"
         )
     fit = _fit(results, "dbt_build_s")
     if fit:
@@ -928,7 +925,7 @@ def _targets(
         lines.append(
             f"| cost per event flat or falling: log-log slope of the full build <="
             f" {TARGET_SLOPE:g} ({span}) | {exponent:.2f}"
-            f" | {_met(exponent <= TARGET_SLOPE, f'{exponent - TARGET_SLOPE:+.2f}')} |"
+            f" | {met_cell(exponent <= TARGET_SLOPE, f'{exponent - TARGET_SLOPE:+.2f}')} |"
         )
     done = [r for r in incremental if r.ok]
     for r in done:
@@ -939,7 +936,7 @@ def _targets(
                 f" {TARGET_DAY_SHARE:.0%} of the full build ({r.days}-day warehouse,"
                 f" {r.events:,} events) | {r.day_build_s:.1f} s / {r.full_build_s:.1f} s"
                 f" = {share:.1%}"
-                f" | {_met(share < TARGET_DAY_SHARE, _over(share, TARGET_DAY_SHARE))} |"
+                f" | {met_cell(share < TARGET_DAY_SHARE, _over(share, TARGET_DAY_SHARE))} |"
             )
     if len(done) >= 2:
         short, long_ = min(done, key=lambda r: r.days), max(done, key=lambda r: r.days)
@@ -948,7 +945,7 @@ def _targets(
             f"| the day's build at {long_.days} days within {TARGET_HISTORY_RATIO:g}x of"
             f" {short.days} days (same events per day) | {long_.day_build_s:.1f} s /"
             f" {short.day_build_s:.1f} s = {ratio:.2f}x"
-            f" | {_met(ratio <= TARGET_HISTORY_RATIO, _over(ratio, TARGET_HISTORY_RATIO))} |"
+            f" | {met_cell(ratio <= TARGET_HISTORY_RATIO, _over(ratio, TARGET_HISTORY_RATIO))} |"
         )
     if not done:
         lines.append("| one-day incremental build under 10% of the full build | not measured | |")
@@ -956,7 +953,7 @@ def _targets(
         eps = min(r.generator_events_per_s for r in results)
         lines.append(
             f"| generator >= 500k events/s (earlier issue) | {eps:,.0f} events/s (slowest size)"
-            f" | {_met(eps >= TARGET_GENERATOR_EPS, _over(eps, TARGET_GENERATOR_EPS))} |"
+            f" | {met_cell(eps >= TARGET_GENERATOR_EPS, _over(eps, TARGET_GENERATOR_EPS))} |"
         )
     lines += span_target(spans)
     if top is not None and top.dbt_breakdown.get("models_s"):

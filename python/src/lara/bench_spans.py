@@ -13,7 +13,8 @@ from typing import Any
 from lara.ingest.bench import ROW_BY_ROW_COMMIT
 
 
-def _met(ok: bool, miss: str) -> str:
+def met_cell(ok: bool, miss: str) -> str:
+    """A targets-table cell: `yes`, or `**no**` with by how much (`miss`)."""
     return "yes" if ok else f"**no** ({miss})"
 
 
@@ -231,7 +232,7 @@ def span_target(spans: list[SpanResult] | None) -> list[str]:
 
     def met(result: SpanResult) -> str:
         miss = f"{result.speedup / TARGET_SPAN_SPEEDUP:.2f}x the target"
-        return _met(result.speedup >= TARGET_SPAN_SPEEDUP, miss)
+        return met_cell(result.speedup >= TARGET_SPAN_SPEEDUP, miss)
 
     def loop(result: SpanResult) -> str:
         if result.loop_cpu_s:
