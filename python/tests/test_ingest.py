@@ -1393,6 +1393,49 @@ def test_the_readers_keep_every_attribute_the_adapters_read(
             assert _extracted_frames(filtered) == _extracted_frames(everything), (path, config)
 
 
+#: the modules that build the span set's attribute table (and Lookup, which reads it)
+ATTRIBUTE_TABLE_WRITERS = {"spans", "otlp", "phoenix", "span_core", "lookup"}
+
+
+def test_the_adapters_read_span_attributes_only_through_lookup() -> None:
+    """The test above records the names the extractions ask `Lookup` for. It would not see
+    an extraction that read the span set's attribute table some other way (its own SQL on
+    `attributes_table`, the `attributes` frame), so no module but the readers touches the
+    table except to hand it to `Lookup`."""
+    import ast
+
+    import lara.ingest
+
+    package = Path(lara.ingest.__file__).parent
+    outside = []
+    for path in sorted(package.glob("*.py")):
+        if path.stem in ATTRIBUTE_TABLE_WRITERS:
+            continue
+        tree = ast.parse(path.read_text())
+        handed = {
+            id(arg)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Lookup"
+            for arg in node.args
+        }
+        outside += [
+            f"{path.name}:{node.lineno} .{node.attr}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and node.attr in {"attributes_table", "attributes"}
+            and id(node) not in handed
+        ]
+        outside += [
+            f"{path.name}:{node.lineno} the table's name"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and "attrs" in node.value.split()
+        ]
+    assert not outside, f"span attributes read outside Lookup: {outside}"
+    assert {"openinference.py", "otel_genai.py"} <= {p.name for p in package.glob("*.py")}
+
+
 def test_attributes_no_adapter_reads_are_not_read(openinference_exports, tmp_path):
     """An attribute the adapter does not read (an LLM span's messages, its output) stays
     out of the span set: a Phoenix file's column is not read at all, other inputs' keys are
