@@ -29,7 +29,7 @@ help:
 	@echo "make test   set up, then run every test (pytest, dbt unit and data tests, sqlfluff, ruff)"
 	@echo "make test-spark  add the spark extra to .venv, then build a sample on DuckDB and local Spark and compare the marts"
 	@echo "make lint   sqlfluff (dbt templater) and ruff only"
-	@echo "make bench  benchmark (not part of make test): writes docs/benchmarks.md"
+	@echo "make bench  benchmark (not part of make test): writes docs/benchmarks.md and .json"
 	@echo "make clean  remove the warehouse, target/, the generated sample and the run's reports/ and exports/"
 
 # setup also creates what a plain `dbt debug` / `dbt build` needs: the
@@ -94,7 +94,9 @@ lint-sql: setup
 		$(BIN)/sqlfluff lint models macros analyses tests --processes 2
 
 # Speed and memory: generates logs of increasing size and writes
-# docs/benchmarks.md (takes tens of minutes; not part of `make test`).
+# docs/benchmarks.md and the measurements behind it, docs/benchmarks.json (takes
+# tens of minutes; not part of `make test`). `lara bench --render` writes the
+# report again from the JSON alone.
 bench: setup
 	$(BIN)/lara bench
 

@@ -77,7 +77,7 @@ sessions_this_run as (
         bound lets DuckDB skip the older row groups of the base table (zone
         maps) instead of probing every event of the history: at 120 days of
         100k events the actions' read took 0.16 s instead of 0.34
-        (docs/benchmarks.md, "What grows with the history"). -#}
+        (docs/performance-notes.md, "What grows with the history"). -#}
     {%- if is_incremental() -%}
     ({{ lara_in_sessions_this_run(column) }}
         and {{ event_time }} >= (select min(sessions_this_run.session_date) from sessions_this_run))
@@ -98,7 +98,7 @@ sessions_this_run as (
         dropping it at the session filter. For the clean retrievals, whose
         time is not part of their session's date: at 120 days of 100k events
         `int_retrievals_scoped`'s query took 0.39 and 0.53 s instead of 1.7
-        and 2.2, with a CI run on the host (docs/benchmarks.md, "What grows
+        and 2.2, with a CI run on the host (docs/performance-notes.md, "What grows
         with the history"). -#}
     {%- if is_incremental() -%}
     ({{ lara_in_sessions_this_run(column) }}

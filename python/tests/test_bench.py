@@ -442,3 +442,94 @@ def test_the_lineage_target_uses_the_lineage_built_alone() -> None:
     report = bench.render_report(bench.machine_info(), results, None, "3GB", 2, [])
     summed = "models in fct_retrievals' lineage 120.0 (3.0x the reference; built alone 100.0 s"
     assert summed in report
+
+
+def _saved_run() -> dict:
+    """Measurements as `lara bench` saves them (every part of the report), as JSON."""
+    saved = {
+        "run": {
+            "commit": "abc1234",
+            "uncommitted_changes": False,
+            "utc": "2026-12-07 09:00",
+            "command": "lara bench --sizes 5000000,20000000",
+        },
+        "machine": {"nproc": 2, "cpu": "test host"},
+        "memory_limit": "3GB",
+        "threads": 2,
+        "notes": ["- a note"],
+        "results": [
+            asdict(_size(5_000_000, 200.0, 40.0, 70.0, 3000.0)),
+            asdict(_size(20_000_000, 700.0, 180.0, 300.0, 3900.0)),
+        ],
+        "ir": asdict(bench.IrResult(1000, 0.5, 1.0, 2.0, 1e-16)),
+        "incremental": [asdict(_day(30, 30.0, 400.0)), asdict(_day(60, 33.0, None))],
+        "spans": [asdict(bench.SpanResult(100_000, 1.5, 2.0, loop_cpu_s=6.0))],
+    }
+    return json.loads(json.dumps(saved, default=str))
+
+
+def test_the_report_is_written_again_from_its_saved_measurements(tmp_path: Path, capsys) -> None:
+    """`lara bench --render` writes the report from the JSON beside it, measuring nothing:
+    every section of the measured run, and a first paragraph that names the run."""
+    saved = _saved_run()
+    loaded = bench.load_saved(saved)
+    assert [r.events for r in loaded.results] == [5_000_000, 20_000_000]
+    assert loaded.ir.lists == 1000 and loaded.spans[0].loop_cpu_s == 6.0
+    assert [r.days for r in loaded.incremental] == [30, 60]
+    out = tmp_path / "docs" / "benchmarks.md"
+    out.parent.mkdir()
+    assert bench.main(["--render", "--out", str(out)]) == 2  # nothing saved yet
+    assert "no saved measurements at" in capsys.readouterr().err
+    assert not out.exists()
+    bench.saved_beside(out).write_text(json.dumps(saved))
+    assert bench.main(["--render", "--out", str(out)]) == 0
+    report = out.read_text()
+    assert report == bench.render_saved(saved)
+    first = report.splitlines()[2]
+    assert "`lara bench --sizes 5000000,20000000` at commit abc1234, 2026-12-07 09:00 UTC" in first
+    assert "docs/performance-notes.md" in first
+    for section in (
+        "## Machine",
+        "| cpu | test host |",
+        "LARA_DUCKDB_MEMORY_LIMIT=3GB",
+        "## Full build vs hand-written reference",
+        "## Span flattening",
+        "## Targets",
+        "## Tier 1 IR metrics at scale",
+        "## Notes",
+        "- a note",
+        "## Reading the numbers",
+        "## One-day incremental run",
+    ):
+        assert section in report, section
+    # a run from a changed checkout says so
+    saved["run"]["uncommitted_changes"] = True
+    assert "at commit abc1234 with uncommitted changes," in bench.render_saved(saved)
+
+
+def test_the_saved_measurements_of_earlier_runs_still_load() -> None:
+    """bench_results.json of runs before the run, machine and settings were saved
+    (`--merge` reads them): results only, a single span object, no incremental list."""
+    old = {
+        "results": _saved_run()["results"],
+        "ir": None,
+        "incremental": {},
+        "spans": {"spans": 100_000, "wall_s": 1.6, "cpu_s": 2.2},
+    }
+    loaded = bench.load_saved(old)
+    assert len(loaded.results) == 2 and loaded.ir is None and loaded.incremental == []
+    assert [r.input for r in loaded.spans] == ["OTLP JSON"]
+    assert "Written by `lara bench` (python/src/lara/bench.py); re-run" in bench.render_saved(old)
+
+
+def test_the_checked_in_report_is_what_lara_bench_renders() -> None:
+    """docs/benchmarks.md is generated: it must equal the report rendered from the
+    measurements saved beside it (docs/benchmarks.json). After a change to the report's
+    text, `lara bench --render` writes it again; analysis goes to docs/performance-notes.md."""
+    docs = project_dir() / "docs"
+    saved = json.loads((docs / "benchmarks.json").read_text())
+    assert saved["run"]["commit"] and saved["results"] and saved["incremental"]
+    assert (docs / "benchmarks.md").read_text() == bench.render_saved(saved), (
+        "docs/benchmarks.md differs from `lara bench --render`"
+    )
+    assert (docs / "performance-notes.md").exists()

@@ -9,7 +9,7 @@
     only reach the second pass, which does not report them. The first
     aggregate's key is 8 bytes a row instead of the columns: on 137M rows of
     int_retrieval_assets' shape, 10 s and 1.3 GB spilled against 23 s and
-    5.4 GB for one grouping by the columns (docs/benchmarks.md, "Data tests
+    5.4 GB for one grouping by the columns (docs/performance-notes.md, "Data tests
     over many rows"). -#}
 {% test unique_combination_of_columns(model, combination_of_columns) %}
 

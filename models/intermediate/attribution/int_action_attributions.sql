@@ -187,7 +187,7 @@ retrievals as (
     both from stg_lara__retrievals): the same rows, and DuckDB's zone maps
     skip the older row groups instead of probing every asset of the history
     (0.86 -> 0.34 s for the query at 120 days of 100k events,
-    docs/benchmarks.md "What grows with the history"). #}
+    docs/performance-notes.md "What grows with the history"). #}
 retrieval_assets as (
 
     select

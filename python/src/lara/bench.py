@@ -7,8 +7,10 @@ of synthetic OTLP spans, in spans per CPU second).
 Sizes are in events (rows of prompts + retrievals + actions). Every dbt build
 and every reference run is a child process run under `/usr/bin/time -v` (or,
 without it, timed with `resource.getrusage(RUSAGE_CHILDREN)`), so wall time
-and peak RSS are measured the same way for both. Results go to
-docs/benchmarks.md (and a JSON next to the work folder).
+and peak RSS are measured the same way for both. The report goes to
+docs/benchmarks.md and its measurements to docs/benchmarks.json beside it
+(`lara bench --render` writes the report again from them, measuring nothing);
+the work folder keeps a copy for `--merge`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -35,6 +38,7 @@ from lara.bench_incremental import (
     slowest_tests,
     top_seconds,
 )
+from lara.bench_ir import IrResult, bench_ir, compiled_relevance, render_ir
 from lara.bench_spans import (
     SpanResult,
     bench_span_flattening,
@@ -129,6 +133,30 @@ def machine_info() -> dict:
         except Exception:  # not installed
             continue
     return info
+
+
+def run_info() -> dict:
+    """What was measured: the project's commit (and whether tracked files differed from
+    it), the UTC time, and the command line."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=project_dir(), capture_output=True, text=True, check=False
+            )
+        except OSError:  # no git on the machine
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    argv = sys.argv[1:]
+    if argv[:1] == ["bench"]:
+        argv = argv[1:]
+    return {
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "command": shlex.join(["lara", "bench", *argv]),
+    }
 
 
 # --------------------------------------------------------------------------- measuring
@@ -481,144 +509,6 @@ def build_lineage(
         shutil.rmtree(work / f"lineage_{target_events}.duckdb.tmp", ignore_errors=True)
 
 
-# --------------------------------------------------------------------------- IR metrics
-
-
-@dataclass
-class IrResult:
-    lists: int
-    sql_s: float
-    pytrec_s: float
-    pytrec_build_s: float
-    max_abs_diff: float
-
-    @property
-    def ratio(self) -> float:
-        return self.sql_s / self.pytrec_s if self.pytrec_s else float("nan")
-
-
-def _relevance_model_sql() -> str:
-    """int_retrieval_relevance as compiled by dbt (run `dbt compile` if missing)."""
-    compiled = (
-        project_dir()
-        / "target/compiled/lara/models/intermediate/retrieval/int_retrieval_relevance.sql"
-    )
-    return compiled.read_text()
-
-
-def bench_ir(
-    lists: int, seed: int, compiled_sql: str, threads: int, memory_limit: str, log=_log
-) -> IrResult:
-    """NDCG@K of the project's model SQL in DuckDB vs pytrec_eval on `lists` random
-    ranked lists with graded labels (same lists, same K)."""
-    import duckdb
-    import numpy as np
-    import pytrec_eval
-    import yaml
-
-    k = int(yaml.safe_load((project_dir() / "dbt_project.yml").read_text())["vars"]["lara_k"])
-    rng = np.random.default_rng(seed)
-    lengths = rng.integers(0, 21, size=lists)
-    n = int(lengths.sum())
-    rid = np.repeat(np.arange(lists), lengths)
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    rank = np.arange(n) - starts + 1
-    asset = rng.integers(0, 50, size=n)  # may repeat within a list; dedupe keeps the first
-    # de-duplicate (rid, asset), keep first occurrence, re-rank
-    key = rid.astype(np.int64) * 1000 + asset
-    _, first = np.unique(key, return_index=True)
-    first.sort()
-    rid, asset = rid[first], asset[first]
-    starts = np.searchsorted(rid, rid, side="left")
-    rank = np.arange(rid.size) - starts + 1
-    judged = rng.random(rid.size) < 0.6
-    grades = rng.integers(0, 4, size=rid.size)
-    l_rid, l_asset, l_grade = rid[judged], asset[judged], grades[judged]
-    # some judged relevant assets that were not returned (raise the ideal DCG)
-    extra = rng.integers(0, lists, size=lists // 5)
-    l_rid = np.concatenate([l_rid, extra])
-    l_asset = np.concatenate([l_asset, 1000 + rng.integers(0, 50, size=extra.size)])
-    l_grade = np.concatenate([l_grade, rng.integers(1, 4, size=extra.size)])
-    key = l_rid.astype(np.int64) * 10_000 + l_asset
-    _, first = np.unique(key, return_index=True)
-    l_rid, l_asset, l_grade = l_rid[first], l_asset[first], l_grade[first]
-    log(f"[bench] IR: {lists:,} lists, {rid.size:,} returned rows, {l_rid.size:,} judgements")
-
-    import pyarrow as pa
-
-    assets = pa.table(
-        {
-            "retrieval_id": pa.array(rid.astype(str)),
-            "session_guid": pa.array(np.full(rid.size, "s")),
-            "asset_id": pa.array(asset.astype(str)),
-            "asset_rank": pa.array(rank.astype(np.int64)),
-        }
-    )
-    labels = pa.table(
-        {
-            "retrieval_id": pa.array(l_rid.astype(str)),
-            "asset_id": pa.array(l_asset.astype(str)),
-            "grade": pa.array(l_grade.astype(np.int64)),
-        }
-    )
-    retrievals = pa.table(
-        {
-            "retrieval_id": pa.array(np.arange(lists).astype(str)),
-            "session_guid": pa.array(np.full(lists, "s")),
-        }
-    )
-    # A full build of the model (its sessions_this_run import is not read then).
-    sessions = pa.table(
-        {"session_guid": pa.array(["s"]), "session_date": pa.array([None], pa.date32())}
-    )
-    sql = re.sub(r'"[A-Za-z0-9_]+"\."(intermediate|staging|run_state)"\.', r'"\1".', compiled_sql)
-    sql = sql.replace('"run_state"."lara_sessions_this_run"', "bench_sessions")
-    sql = sql.replace('"intermediate"."int_retrievals_scoped"', "bench_retrievals")
-    sql = sql.replace('"intermediate"."int_retrieval_assets"', "bench_assets")
-    sql = sql.replace('"intermediate"."int_relevance_labels_resolved"', "bench_labels")
-    con = duckdb.connect()
-    con.execute(f"set threads = {threads}")
-    con.execute(f"set memory_limit = '{memory_limit}'")
-    for name, table in (
-        ("bench_assets", assets),
-        ("bench_labels", labels),
-        ("bench_retrievals", retrievals),
-        ("bench_sessions", sessions),
-    ):
-        con.register(f"{name}_arrow", table)
-        con.execute(f"create table {name} as select * from {name}_arrow")
-        con.unregister(f"{name}_arrow")
-    start = time.perf_counter()
-    con.execute(f"create table ndcg as {sql}")
-    sql_s = time.perf_counter() - start
-    ours = dict(
-        con.execute("select retrieval_id, ndcg_at_k from ndcg where is_labelled").fetchall()
-    )
-    con.close()
-
-    start = time.perf_counter()
-    qrel: dict[str, dict[str, int]] = {}
-    for r, a, g in zip(l_rid.astype(str), l_asset.astype(str), l_grade.tolist(), strict=True):
-        qrel.setdefault(r, {})[a] = g
-    run: dict[str, dict[str, float]] = {q: {} for q in qrel}
-    for r, a, rk in zip(rid.astype(str), asset.astype(str), rank.tolist(), strict=True):
-        if r in run:
-            run[r][a] = float(10_000 - rk)
-    build_s = time.perf_counter() - start
-    start = time.perf_counter()
-    evaluator = pytrec_eval.RelevanceEvaluator(qrel, {f"ndcg_cut.{k}"})
-    scores = evaluator.evaluate(run)
-    pytrec_s = time.perf_counter() - start
-    diff = max(
-        (abs(scores[q][f"ndcg_cut_{k}"] - (ours.get(q) or 0.0)) for q in scores), default=0.0
-    )
-    log(
-        f"[bench] IR: SQL {sql_s:.1f} s, pytrec_eval {pytrec_s:.1f} s (+{build_s:.1f} s dicts),"
-        f" max |diff| {diff:.2e}"
-    )
-    return IrResult(len(qrel), sql_s, pytrec_s, build_s, diff)
-
-
 # --------------------------------------------------------------------------- report
 
 
@@ -644,6 +534,27 @@ def _fit(results: list[SizeResult], attr: str) -> tuple[float, float, float] | N
     return float(slope), float(intercept), exponent
 
 
+#: the hand-written companion of the report: what the numbers mean, what was tried
+NOTES_DOC = "docs/performance-notes.md"
+
+
+def _provenance(run: dict | None) -> list[str]:
+    """The report's first paragraph: which run it shows, and that it is generated."""
+    if run is None:
+        return ["Written by `lara bench` (python/src/lara/bench.py); re-run it to refresh."]
+    commit = f"commit {run['commit']}" if run.get("commit") else "a checkout without git"
+    if run.get("uncommitted_changes"):
+        commit += " with uncommitted changes"
+    return [
+        f"Written by `lara bench` (python/src/lara/bench.py): the run of `{run['command']}` at"
+        f" {commit}, {run['utc']} UTC. Its measurements are saved beside this file"
+        " (`benchmarks.json`); `lara bench --render` writes the report again from them, and a"
+        " test checks that the two agree, so do not edit it by hand. What the numbers mean,"
+        " what was tried to move them, and earlier runs' figures are in"
+        f" {NOTES_DOC}.",
+    ]
+
+
 def render_report(
     machine: dict,
     results: list[SizeResult],
@@ -653,13 +564,10 @@ def render_report(
     notes: list[str],
     incremental: list[IncrementalResult] | None = None,
     spans: list[SpanResult] | None = None,
+    run: dict | None = None,
 ) -> str:
-    lines = [
-        "# Benchmarks",
-        "",
-        "Written by `lara bench` (python/src/lara/bench.py); re-run it to refresh.",
-        "",
-        "## Machine",
+    lines = ["# Benchmarks", "", *_provenance(run), "", "## Machine"]
+    lines += [
         "",
         "| | |",
         "|---|---|",
@@ -746,22 +654,7 @@ def render_report(
             )
     lines += render_spans(spans)
     lines += _targets(results, incremental or [], spans)
-    if ir:
-        lines += [
-            "",
-            "## Tier 1 IR metrics at scale",
-            "",
-            f"NDCG@K over {ir.lists:,} labelled lists (random lists of 0-20 assets, graded"
-            " 0-3, 60% judged, some judged assets not returned): the compiled SQL of"
-            " `int_retrieval_relevance` (the macros of macros/metrics/ir.sql) in DuckDB vs"
-            " pytrec_eval's `ndcg_cut` on the same lists.",
-            "",
-            "| lists | DuckDB SQL s | pytrec_eval evaluate s | pytrec_eval dict build s"
-            " | SQL / pytrec_eval | max abs diff |",
-            "|---:|---:|---:|---:|---:|---:|",
-            f"| {ir.lists:,} | {ir.sql_s:.2f} | {ir.pytrec_s:.2f} | {ir.pytrec_build_s:.2f}"
-            f" | {ir.ratio:.2f} | {ir.max_abs_diff:.1e} |",
-        ]
+    lines += render_ir(ir)
     if notes:
         lines += ["", "## Notes", ""] + notes
     lines += ["", READING.rstrip("\n")]
@@ -846,8 +739,9 @@ READING = """\
   the lookback window ends at the newest day of the whole load, a run with nothing new
   re-reads no old partition; what still grows with the history is the period totals
   of the daily aggregates (`agg_tier3_completion`: distinct prompts and outcome events
-  over every day, which do not add up over days). The replay marts no longer do: they
-  are recomputed only by a run that loads replay rows.
+  over every day, which do not add up over days; read from the in-scope rows alone).
+  The replay marts no longer do: they are recomputed only by a run that loads replay
+  rows.
 """
 
 #: issue 15's targets
@@ -1039,6 +933,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--note", action="append", default=[], help="a line for the report's Notes (repeatable)"
     )
     parser.add_argument(
+        "--render",
+        action="store_true",
+        help="measure nothing: write --out again from the measurements saved beside it"
+        " (benchmarks.json for benchmarks.md), e.g. after a change to the report's text",
+    )
+    parser.add_argument(
         "--merge",
         action="store_true",
         help="keep the other sizes (and the IR result) of the work folder's bench_results.json",
@@ -1063,6 +963,65 @@ def dbt_parse_rss_mib(work: Path) -> float:
     return parsed.max_rss_kib / 1024
 
 
+def saved_beside(report: Path) -> Path:
+    """Where the measurements of a report are saved: docs/benchmarks.md -> .json."""
+    return report.with_suffix(".json")
+
+
+@dataclass
+class Saved:
+    """The measurements of one `lara bench` run, as saved (see `bench_main`'s write)."""
+
+    results: list[SizeResult]
+    ir: IrResult | None
+    incremental: list[IncrementalResult]
+    spans: list[SpanResult] | None
+
+
+def load_saved(saved: dict) -> Saved:
+    """The results of a saved JSON, including those of earlier runs (which had no run,
+    machine or settings, and a single span object)."""
+    incremental = saved.get("incremental") or []
+    return Saved(
+        [SizeResult(**r) for r in saved.get("results") or []],
+        IrResult(**saved["ir"]) if saved.get("ir") else None,
+        [IncrementalResult(**r) for r in incremental if isinstance(incremental, list)],
+        span_results(saved["spans"]) if saved.get("spans") else None,
+    )
+
+
+def render_saved(saved: dict) -> str:
+    """The whole report (the one-day section last) from saved measurements."""
+    loaded = load_saved(saved)
+    report = render_report(
+        saved.get("machine") or {},
+        loaded.results,
+        loaded.ir,
+        saved.get("memory_limit", "?"),
+        saved.get("threads", "?"),
+        saved.get("notes") or [],
+        loaded.incremental,
+        loaded.spans,
+        saved.get("run"),
+    )
+    return report + render_incremental(loaded.incremental)
+
+
+def render_main(out: Path) -> int:
+    """`lara bench --render`: the report written again from its saved measurements."""
+    source = saved_beside(out)
+    if not source.exists():
+        print(
+            f"lara bench --render: no saved measurements at {source} (a `lara bench` run"
+            f" with --out {out} writes them)",
+            file=sys.stderr,
+        )
+        return 2
+    out.write_text(render_saved(json.loads(source.read_text())))
+    print(f"[bench] {out} written from {source}", flush=True)
+    return 0
+
+
 def parse_sizes(spec: str) -> list[int]:
     if spec in SIZES:
         return SIZES[spec]
@@ -1070,7 +1029,11 @@ def parse_sizes(spec: str) -> list[int]:
 
 
 def bench_main(args: argparse.Namespace) -> int:
-    """Run the IR comparison, then every size; the report is rewritten after each step."""
+    """Run the IR comparison, then every size; the report is rewritten after each step.
+    With --render, only write the report again from the measurements saved beside it."""
+    if args.render:
+        return render_main(args.out)
+    run = run_info()
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
     machine = machine_info()
@@ -1085,42 +1048,41 @@ def bench_main(args: argparse.Namespace) -> int:
     incremental: list[IncrementalResult] = []
 
     def write() -> None:
-        report = render_report(
-            machine, results, ir, args.memory_limit, args.threads, notes, incremental, spans
-        )
-        args.out.write_text(report + render_incremental(incremental))
-        (work / "bench_results.json").write_text(
-            json.dumps(
-                {
-                    "results": [asdict(r) for r in results],
-                    "ir": ir and asdict(ir),
-                    "incremental": [asdict(r) for r in incremental],
-                    "spans": spans and [asdict(result) for result in spans],
-                },
-                indent=2,
-                default=str,
-            )
-        )
+        saved = {
+            "run": run,
+            "machine": machine,
+            "memory_limit": args.memory_limit,
+            "threads": args.threads,
+            "notes": notes,
+            "results": [asdict(r) for r in results],
+            "ir": ir and asdict(ir),
+            "incremental": [asdict(r) for r in incremental],
+            "spans": spans and [asdict(result) for result in spans],
+        }
+        text = json.dumps(saved, indent=2, default=str) + "\n"
+        args.out.write_text(render_saved(json.loads(text)))
+        saved_beside(args.out).write_text(text)
+        (work / "bench_results.json").write_text(text)
 
     ir: IrResult | None = None
     spans: list[SpanResult] | None = None
     saved = work / "bench_results.json"
     if args.merge and saved.exists():
-        previous = json.loads(saved.read_text())
+        previous = load_saved(json.loads(saved.read_text()))
         wanted = set(parse_sizes(args.sizes)) if not args.ir_only else set()
-        results = [SizeResult(**r) for r in previous["results"] if r["target_events"] not in wanted]
-        if previous.get("ir") and not args.ir_lists:
-            ir = IrResult(**previous["ir"])
-        if isinstance(previous.get("incremental"), list) and not args.incremental_events_per_day:
-            incremental = [IncrementalResult(**r) for r in previous["incremental"]]
-        if previous.get("spans") and not args.spans:
-            spans = span_results(previous["spans"])
+        results = [r for r in previous.results if r.target_events not in wanted]
+        if not args.ir_lists:
+            ir = previous.ir
+        if not args.incremental_events_per_day:
+            incremental = previous.incremental
+        if not args.spans:
+            spans = previous.spans
     if args.spans:
         spans = bench_span_flattening(args.spans, _log)
         write()
     if args.ir_lists:
-        compiled = _compiled_relevance(work)
-        ir = bench_ir(args.ir_lists, args.seed, compiled, args.threads, args.memory_limit)
+        compiled = compiled_relevance(work)
+        ir = bench_ir(args.ir_lists, args.seed, compiled, args.threads, args.memory_limit, _log)
         write()
     if not args.ir_only and parse_sizes(args.sizes):
         ratio = events_per_session(work, args.days, args.seed)
@@ -1166,32 +1128,6 @@ def bench_main(args: argparse.Namespace) -> int:
     print(args.out.read_text())
     failed = [r for r in results if r.agreement and not r.agreement["ok"]]
     return 1 if failed else 0
-
-
-def _compiled_relevance(work: Path) -> str:
-    path = work / "target/compiled/lara/models/intermediate/retrieval/int_retrieval_relevance.sql"
-    if not path.exists():
-        env = dbt_env(
-            work / "none",
-            work / "compile.duckdb",
-            {"DBT_TARGET_PATH": str(work / "target"), "DBT_LOG_PATH": str(work / "logs")},
-        )
-        subprocess.run(
-            [
-                dbt_executable(),
-                "compile",
-                "--select",
-                "int_retrieval_relevance",
-                "--project-dir",
-                str(project_dir()),
-            ],
-            env=env,
-            cwd=project_dir(),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    return path.read_text()
 
 
 def main(argv: list[str] | None = None) -> int:

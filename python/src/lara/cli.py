@@ -642,7 +642,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub,
         "bench",
         "Benchmark: generate logs of several sizes, time dbt build against a hand-written "
-        "reference, write docs/benchmarks.md.",
+        "reference, write docs/benchmarks.md and its measurements (docs/benchmarks.json).",
         (
             ("LARA_DUCKDB_MEMORY_LIMIT", "default of --memory-limit"),
             ("LARA_THREADS", "default of --threads"),
