@@ -39,7 +39,7 @@ from lara.ingest.attributes import (
 )
 from lara.ingest.config import IngestConfig
 from lara.ingest.lookup import Lookup, as_bool_series, clean_text
-from lara.ingest.run import ingest_spans
+from lara.ingest.run import SpanAdapter, ingest_spans
 from lara.ingest.span_core import KeyFilter
 from lara.ingest.spans import SpanSet
 from lara.ingest.tables import (
@@ -188,13 +188,9 @@ def ingest_openinference(
 
     Returns the rows written per table (a dict) with `.diagnostics` and `.partitions`.
     """
-    return ingest_spans(
-        extract_openinference,
-        src,
-        out,
-        config,
-        evaluations,
-        adapter="openinference",
-        default_document_id_keys=DEFAULT_DOCUMENT_ID_KEYS,
-        keep=openinference_keys(config or IngestConfig()),
-    )
+    return ingest_spans(OPENINFERENCE, src, out, config, evaluations)
+
+
+OPENINFERENCE = SpanAdapter(
+    "openinference", extract_openinference, openinference_keys, DEFAULT_DOCUMENT_ID_KEYS
+)

@@ -50,7 +50,7 @@ from lara.ingest.attributes import (
 )
 from lara.ingest.config import IngestConfig
 from lara.ingest.lookup import Lookup, as_bool_series, clean_text
-from lara.ingest.run import ingest_spans
+from lara.ingest.run import SpanAdapter, ingest_spans
 from lara.ingest.span_core import KeyFilter, flatten_json
 from lara.ingest.spans import SpanSet
 from lara.ingest.tables import (
@@ -346,13 +346,9 @@ def ingest_otel_genai(
 
     Returns the rows written per table (a dict) with `.diagnostics` and `.partitions`.
     """
-    return ingest_spans(
-        extract_otel_genai,
-        src,
-        out,
-        config,
-        evaluations,
-        adapter="otel-genai",
-        default_document_id_keys=DEFAULT_DOCUMENT_ID_KEYS,
-        keep=otel_genai_keys(config or IngestConfig()),
-    )
+    return ingest_spans(OTEL_GENAI, src, out, config, evaluations)
+
+
+OTEL_GENAI = SpanAdapter(
+    "otel-genai", extract_otel_genai, otel_genai_keys, DEFAULT_DOCUMENT_ID_KEYS
+)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,27 +120,38 @@ def _first(names: list[str], n: int) -> list[str]:
     return names[:n] + ([f"(and {len(names) - n} more)"] if len(names) > n else [])
 
 
+@dataclass(frozen=True)
+class SpanAdapter:
+    """One trace adapter of `lara ingest`: its name (the run record's `adapter`), its
+    extraction, the attributes that extraction reads with a configuration (the reader keeps
+    only those), and the document id keys it tries when the configuration names none."""
+
+    name: str
+    extract: Callable[[SpanSet, IngestConfig, pd.DataFrame | None], Extracted]
+    keys: Callable[[IngestConfig], KeyFilter]
+    default_document_id_keys: tuple[str, ...] = ()
+
+
 def ingest_spans(
-    extract: Callable[[SpanSet, IngestConfig, pd.DataFrame | None], Extracted],
+    adapter: SpanAdapter,
     src: Path,
     out: Path,
     config: IngestConfig | None = None,
     evaluations: Iterable[Path] = (),
-    adapter: str = "openinference",
-    default_document_id_keys: tuple[str, ...] = (),
-    keep: KeyFilter | None = None,
 ) -> IngestReport:
-    """Read a span export under `src` (only the attributes `keep` keeps: those `extract`
-    reads), extract with `extract`, write contract tables.
+    """Read a span export under `src` (only the attributes the adapter's extraction
+    reads), extract them, write contract tables.
 
     Shared by the OpenInference and OpenTelemetry GenAI adapters; adds the
     reading diagnostics (files, spans, dropped spans, the document id keys used) to the
     report and records the run in `<out>/_lara_ingest.json`.
     """
     config = config or IngestConfig()
-    span_set = read_spans(Path(src), keep)
+    span_set = read_spans(Path(src), adapter.keys(config))
     evaluations = list(evaluations)
-    extracted = extract(span_set, config, read_evaluations(evaluations) if evaluations else None)
+    extracted = adapter.extract(
+        span_set, config, read_evaluations(evaluations) if evaluations else None
+    )
     extracted.diagnostics.update(
         {
             "files_read": len(span_set.files),
@@ -148,12 +160,12 @@ def ingest_spans(
             "duplicate_spans_dropped": span_set.dropped_duplicates,
             "spans_without_id_dropped": span_set.dropped_without_id,
             "attributes_not_read": _first(span_set.attributes_not_read, 30),
-            "document_id_keys": list(config.document_id_keys or default_document_id_keys),
+            "document_id_keys": list(config.document_id_keys or adapter.default_document_id_keys),
             "tool_asset_keys": list(config.tool_asset_keys),
         }
     )
     run = {
-        "adapter": adapter,
+        "adapter": adapter.name,
         "source": str(Path(src).resolve()),
         "evaluations": [str(Path(p).resolve()) for p in evaluations],
         "part_name": config.part_name,
