@@ -533,3 +533,40 @@ def test_the_checked_in_report_is_what_lara_bench_renders() -> None:
         "docs/benchmarks.md differs from `lara bench --render`"
     )
     assert (docs / "performance-notes.md").exists()
+
+
+def test_merge_keeps_what_the_run_does_not_measure_and_names_its_run(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`lara bench --merge` re-measures some parts (here span flattening) and keeps the
+    others from the measurements beside the report; the first paragraph names the run each
+    kept part came from, through later merges too, and --render gives the same report."""
+    out = tmp_path / "docs" / "benchmarks.md"
+    out.parent.mkdir()
+    bench.saved_beside(out).write_text(json.dumps(_saved_run()))
+    fresh = bench.SpanResult(100, 0.01, 0.02, loop_cpu_s=0.05)
+    monkeypatch.setattr(bench, "bench_span_flattening", lambda n, log: [fresh])
+    monkeypatch.setattr(bench, "dbt_parse_rss_mib", lambda work: 150.0)
+    argv = ["--sizes", "", "--ir-lists", "0", "--incremental-events-per-day", "0", "--spans"]
+    argv += ["100", "--merge", "--work", str(tmp_path / "work"), "--out", str(out)]
+    monkeypatch.setattr(sys, "argv", ["lara", "bench", *argv])
+    kept = (
+        " Kept from earlier runs (`--merge`): the 5,000,000-event size, the 20,000,000-event"
+        " size, the IR comparison and the one-day run from the run of"
+        " `lara bench --sizes 5000000,20000000` at commit abc1234, 2026-12-07 09:00 UTC."
+    )
+    for _ in range(2):  # merging again keeps naming the run the kept parts came from
+        assert bench.main(argv) == 0
+        report = out.read_text()
+        assert kept in report.splitlines()[2]
+        saved = json.loads(bench.saved_beside(out).read_text())
+        assert saved["run"]["parts"]["spans"] is None  # measured by this run
+        assert saved["run"]["parts"]["ir"]["commit"] == "abc1234"
+        assert [r["target_events"] for r in saved["results"]] == [5_000_000, 20_000_000]
+        assert saved["spans"] == [asdict(fresh)] and saved["ir"]["lists"] == 1000
+        assert report == bench.render_saved(saved)
+    # without --merge nothing is kept, and nothing is said to be
+    assert bench.main(argv[: argv.index("--merge")] + argv[argv.index("--merge") + 1 :]) == 0
+    report = out.read_text()
+    assert "Kept from earlier runs" not in report and "## Targets" in report
+    assert json.loads(bench.saved_beside(out).read_text())["results"] == []

@@ -547,12 +547,67 @@ def _provenance(run: dict | None) -> list[str]:
         commit += " with uncommitted changes"
     return [
         f"Written by `lara bench` (python/src/lara/bench.py): the run of `{run['command']}` at"
-        f" {commit}, {run['utc']} UTC. Its measurements are saved beside this file"
-        " (`benchmarks.json`); `lara bench --render` writes the report again from them, and a"
-        " test checks that the two agree, so do not edit it by hand. What the numbers mean,"
-        " what was tried to move them, and earlier runs' figures are in"
-        f" {NOTES_DOC}.",
+        f" {commit}, {run['utc']} UTC.{_kept_from_earlier_runs(run)} Its measurements are"
+        " saved beside this file (`benchmarks.json`); `lara bench --render` writes the report"
+        " again from them, and a test checks that the two agree, so do not edit it by hand."
+        " What the numbers mean, what was tried to move them, and earlier runs' figures are"
+        f" in {NOTES_DOC}.",
     ]
+
+
+def _part_label(part: str) -> str:
+    if part.startswith("size "):
+        return f"the {int(part.split()[1]):,}-event size"
+    return {"ir": "the IR comparison", "one-day": "the one-day run", "spans": "span flattening"}[
+        part
+    ]
+
+
+def _kept_from_earlier_runs(run: dict) -> str:
+    """' Kept from earlier runs (--merge): <parts> from the run of ...' or ''."""
+    by_run: dict[tuple, list[str]] = {}
+    for part, source in (run.get("parts") or {}).items():
+        if source is not None:
+            key = (source.get("command"), source.get("commit"), source.get("utc"))
+            by_run.setdefault(key, []).append(_part_label(part))
+    if not by_run:
+        return ""
+    runs = [
+        f"{_and(labels)} from the run of `{command or 'lara bench'}`"
+        + (f" at commit {commit}" if commit else "")
+        + (f", {utc} UTC" if utc else "")
+        for (command, commit, utc), labels in by_run.items()
+    ]
+    return " Kept from earlier runs (`--merge`): " + "; ".join(runs) + "."
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def saved_parts(saved: dict) -> list[str]:
+    """The parts of the report that saved measurements hold: each size, the IR comparison,
+    the one-day run, span flattening."""
+    parts = [f"size {r['target_events']}" for r in saved.get("results") or []]
+    if saved.get("ir"):
+        parts.append("ir")
+    if isinstance(saved.get("incremental"), list) and saved["incremental"]:
+        parts.append("one-day")
+    if saved.get("spans"):
+        parts.append("spans")
+    return parts
+
+
+def _sources(previous: dict) -> dict[str, dict | None]:
+    """Which run each part of earlier saved measurements came from (for --merge)."""
+    run = previous.get("run") or {}
+    if "parts" in run:
+        this = {key: run.get(key) for key in ("command", "commit", "utc")}
+        return {part: source or this for part, source in run["parts"].items()}
+    return {
+        part: {key: run.get(key) for key in ("command", "commit", "utc")}
+        for part in saved_parts(previous)
+    }
 
 
 def render_report(
@@ -941,7 +996,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--merge",
         action="store_true",
-        help="keep the other sizes (and the IR result) of the work folder's bench_results.json",
+        help="keep the parts this run does not measure (sizes, IR, one-day run, spans) from the"
+        " measurements beside --out (docs/benchmarks.json), else from the work folder's"
+        " bench_results.json; the report names the runs they came from",
     )
 
 
@@ -1048,6 +1105,12 @@ def bench_main(args: argparse.Namespace) -> int:
     incremental: list[IncrementalResult] = []
 
     def write() -> None:
+        measured = {
+            *(f"size {target}" for target in (parse_sizes(args.sizes) if not args.ir_only else [])),
+            *(["ir"] if args.ir_lists else []),
+            *(["one-day"] if args.incremental_events_per_day and not args.ir_only else []),
+            *(["spans"] if args.spans else []),
+        }
         saved = {
             "run": run,
             "machine": machine,
@@ -1059,6 +1122,9 @@ def bench_main(args: argparse.Namespace) -> int:
             "incremental": [asdict(r) for r in incremental],
             "spans": spans and [asdict(result) for result in spans],
         }
+        run["parts"] = {
+            part: None if part in measured else sources.get(part) for part in saved_parts(saved)
+        }
         text = json.dumps(saved, indent=2, default=str) + "\n"
         args.out.write_text(render_saved(json.loads(text)))
         saved_beside(args.out).write_text(text)
@@ -1066,9 +1132,17 @@ def bench_main(args: argparse.Namespace) -> int:
 
     ir: IrResult | None = None
     spans: list[SpanResult] | None = None
-    saved = work / "bench_results.json"
-    if args.merge and saved.exists():
-        previous = load_saved(json.loads(saved.read_text()))
+    sources: dict[str, dict | None] = {}
+    # --merge keeps what this run does not measure: from the measurements beside the
+    # report (docs/benchmarks.json), else from the work folder's copy
+    saved = next(
+        (path for path in (saved_beside(args.out), work / "bench_results.json") if path.exists()),
+        None,
+    )
+    if args.merge and saved is not None:
+        earlier = json.loads(saved.read_text())
+        sources = _sources(earlier)
+        previous = load_saved(earlier)
         wanted = set(parse_sizes(args.sizes)) if not args.ir_only else set()
         results = [r for r in previous.results if r.target_events not in wanted]
         if not args.ir_lists:
