@@ -505,6 +505,10 @@ def test_the_report_is_written_again_from_its_saved_measurements(tmp_path: Path,
     # a run from a changed checkout says so
     saved["run"]["uncommitted_changes"] = True
     assert "at commit abc1234 with uncommitted changes," in bench.render_saved(saved)
+    # a command line with a backtick or a line break (a --note) stays one code span
+    saved["run"]["command"] = "lara bench --note 'the `production` selector\nat 3GB'"
+    first = bench.render_saved(saved).splitlines()[2]
+    assert "`` lara bench --note 'the `production` selector at 3GB' ``" in first
 
 
 def test_the_saved_measurements_of_earlier_runs_still_load() -> None:
@@ -551,7 +555,8 @@ def test_merge_keeps_what_the_run_does_not_measure_and_names_its_run(
     argv += ["100", "--merge", "--work", str(tmp_path / "work"), "--out", str(out)]
     monkeypatch.setattr(sys, "argv", ["lara", "bench", *argv])
     kept = (
-        " Kept from earlier runs (`--merge`): the 5,000,000-event size, the 20,000,000-event"
+        " Kept from earlier runs (`--merge`), each measured on its own run's host (the machine"
+        " table is this run's): the 5,000,000-event size, the 20,000,000-event"
         " size, the IR comparison and the one-day run from the run of"
         " `lara bench --sizes 5000000,20000000` at commit abc1234, 2026-12-07 09:00 UTC."
     )

@@ -542,12 +542,9 @@ def _provenance(run: dict | None) -> list[str]:
     """The report's first paragraph: which run it shows, and that it is generated."""
     if run is None:
         return ["Written by `lara bench` (python/src/lara/bench.py); re-run it to refresh."]
-    commit = f"commit {run['commit']}" if run.get("commit") else "a checkout without git"
-    if run.get("uncommitted_changes"):
-        commit += " with uncommitted changes"
     return [
-        f"Written by `lara bench` (python/src/lara/bench.py): the run of `{run['command']}` at"
-        f" {commit}, {run['utc']} UTC.{_kept_from_earlier_runs(run)} Its measurements are"
+        f"Written by `lara bench` (python/src/lara/bench.py): {_run_named(run)}."
+        f"{_kept_from_earlier_runs(run)} Its measurements are"
         " saved beside this file (`benchmarks.json`); `lara bench --render` writes the report"
         " again from them, and a test checks that the two agree, so do not edit it by hand."
         " What the numbers mean, what was tried to move them, and earlier runs' figures are"
@@ -563,22 +560,39 @@ def _part_label(part: str) -> str:
     ]
 
 
+#: what names a run (saved with each part a --merge kept)
+RUN_KEYS = ("command", "commit", "uncommitted_changes", "utc")
+
+
+def _run_named(run: dict) -> str:
+    """'the run of `lara bench ...` at commit X[ with uncommitted changes], <time> UTC'."""
+    command = " ".join(str(run.get("command") or "lara bench").split())  # one line
+    fence = "``" if "`" in command else "`"
+    pad = " " if fence == "``" else ""
+    text = f"the run of {fence}{pad}{command}{pad}{fence}"
+    text += f" at commit {run['commit']}" if run.get("commit") else " (no git commit known)"
+    if run.get("uncommitted_changes"):
+        text += " with uncommitted changes"
+    return text + (f", {run['utc']} UTC" if run.get("utc") else "")
+
+
 def _kept_from_earlier_runs(run: dict) -> str:
     """' Kept from earlier runs (--merge): <parts> from the run of ...' or ''."""
     by_run: dict[tuple, list[str]] = {}
     for part, source in (run.get("parts") or {}).items():
         if source is not None:
-            key = (source.get("command"), source.get("commit"), source.get("utc"))
+            key = tuple(source.get(name) for name in RUN_KEYS)
             by_run.setdefault(key, []).append(_part_label(part))
     if not by_run:
         return ""
     runs = [
-        f"{_and(labels)} from the run of `{command or 'lara bench'}`"
-        + (f" at commit {commit}" if commit else "")
-        + (f", {utc} UTC" if utc else "")
-        for (command, commit, utc), labels in by_run.items()
+        f"{_and(labels)} from {_run_named(dict(zip(RUN_KEYS, key, strict=True)))}"
+        for key, labels in by_run.items()
     ]
-    return " Kept from earlier runs (`--merge`): " + "; ".join(runs) + "."
+    return (
+        " Kept from earlier runs (`--merge`), each measured on its own run's host (the machine"
+        " table is this run's): " + "; ".join(runs) + "."
+    )
 
 
 def _and(items: list[str]) -> str:
@@ -601,13 +615,10 @@ def saved_parts(saved: dict) -> list[str]:
 def _sources(previous: dict) -> dict[str, dict | None]:
     """Which run each part of earlier saved measurements came from (for --merge)."""
     run = previous.get("run") or {}
+    this = {key: run.get(key) for key in RUN_KEYS}
     if "parts" in run:
-        this = {key: run.get(key) for key in ("command", "commit", "utc")}
         return {part: source or this for part, source in run["parts"].items()}
-    return {
-        part: {key: run.get(key) for key in ("command", "commit", "utc")}
-        for part in saved_parts(previous)
-    }
+    return {part: this for part in saved_parts(previous)}
 
 
 def render_report(
