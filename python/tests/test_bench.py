@@ -241,6 +241,17 @@ def test_breakdown_names_the_slowest_data_tests(tmp_path: Path) -> None:
     assert "; slowest data tests: unique_combination_of_columns_int_retrieval_assets_key 30.2" in (
         bench_incremental.render_incremental([day])
     )
+    # the run with nothing new says what a node costs: its node seconds over its nodes
+    assert breakdown["nodes_by_type"] == {"model": 3, "test": 9}
+    day.idle_breakdown = breakdown
+    idle = next(
+        line
+        for line in bench_incremental.render_incremental([day]).splitlines()
+        if "the run with nothing new" in line
+    )
+    per_test = (0.5 + 30.2 + 0.1 * sum(range(1, 8))) / 9 * 1000
+    assert f"; per node: model 6.33 s (3), data test {per_test:.0f} ms (9);" in idle
+    assert "per node" not in bench_incremental.render_incremental([_day(30, 30.0, 400.0)])
     # results saved before tests were recorded (lara bench --merge) render as before
     assert "slowest data tests" not in bench.render_report(
         bench.machine_info(),

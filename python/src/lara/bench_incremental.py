@@ -254,6 +254,22 @@ def _types(breakdown: dict) -> str:
     return ", ".join(f"{k} {v:.1f}" for k, v in breakdown.get("by_type_s", {}).items()) or "n/a"
 
 
+def _per_node(breakdown: dict) -> str:
+    """'; per node: model 0.20 s (102), data test 36 ms (344)': a run's fixed cost per node
+    (its node seconds over its nodes), for results that counted their nodes."""
+    counts = breakdown.get("nodes_by_type") or {}
+    seconds = breakdown.get("by_type_s", {})
+    parts = [
+        f"{label} {seconds[kind] / counts[kind] * scale:.{digits}f} {unit} ({counts[kind]})"
+        for kind, label, scale, digits, unit in (
+            ("model", "model", 1, 2, "s"),
+            ("test", "data test", 1000, 0, "ms"),
+        )
+        if counts.get(kind) and kind in seconds
+    ]
+    return "; per node: " + ", ".join(parts) if parts else ""
+
+
 def render_incremental(results: list[IncrementalResult]) -> str:
     if not results:
         return ""
@@ -296,14 +312,15 @@ def render_incremental(results: list[IncrementalResult]) -> str:
                 f"- {r.days} days, rows the day's run rewrote: "
                 + ", ".join(f"{t} {share:.1%}" for t, share in r.recomputed.items())
             )
-        for label, breakdown in (
-            ("the day's node seconds (summed over threads)", r.day_breakdown),
-            ("the run with nothing new, node seconds", r.idle_breakdown),
-            ("the full build's node seconds", r.full_breakdown),
+        for label, breakdown, per_node in (
+            ("the day's node seconds (summed over threads)", r.day_breakdown, ""),
+            ("the run with nothing new, node seconds", r.idle_breakdown, _per_node),
+            ("the full build's node seconds", r.full_breakdown, ""),
         ):
             if breakdown:
                 lines.append(
-                    f"- {r.days} days, {label}: {_types(breakdown)};"
+                    f"- {r.days} days, {label}: {_types(breakdown)}"
+                    f"{per_node(breakdown) if per_node else ''};"
                     f" slowest models: {_models(breakdown)}{slowest_tests(breakdown)}"
                 )
         if not r.ok:
