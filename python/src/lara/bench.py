@@ -1151,12 +1151,12 @@ def bench_main(args: argparse.Namespace) -> int:
     sources: dict[str, dict | None] = {}
     # --merge keeps what this run does not measure: from the measurements beside the
     # report (docs/benchmarks.json), else from the work folder's copy
-    saved = next(
+    earlier_path = next(
         (path for path in (saved_beside(args.out), work / "bench_results.json") if path.exists()),
         None,
     )
-    if args.merge and saved is not None:
-        earlier = json.loads(saved.read_text())
+    if args.merge and earlier_path is not None:
+        earlier = json.loads(earlier_path.read_text())
         sources = _sources(earlier)
         previous = load_saved(earlier)
         wanted = set(parse_sizes(args.sizes)) if not args.ir_only else set()

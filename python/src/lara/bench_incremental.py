@@ -312,15 +312,16 @@ def render_incremental(results: list[IncrementalResult]) -> str:
                 f"- {r.days} days, rows the day's run rewrote: "
                 + ", ".join(f"{t} {share:.1%}" for t, share in r.recomputed.items())
             )
-        for label, breakdown, per_node in (
-            ("the day's node seconds (summed over threads)", r.day_breakdown, ""),
-            ("the run with nothing new, node seconds", r.idle_breakdown, _per_node),
-            ("the full build's node seconds", r.full_breakdown, ""),
+        # the cost per node is the run's fixed cost only in the run with nothing new
+        for label, breakdown, fixed in (
+            ("the day's node seconds (summed over threads)", r.day_breakdown, False),
+            ("the run with nothing new, node seconds", r.idle_breakdown, True),
+            ("the full build's node seconds", r.full_breakdown, False),
         ):
             if breakdown:
+                per_node = _per_node(breakdown) if fixed else ""
                 lines.append(
-                    f"- {r.days} days, {label}: {_types(breakdown)}"
-                    f"{per_node(breakdown) if per_node else ''};"
+                    f"- {r.days} days, {label}: {_types(breakdown)}{per_node};"
                     f" slowest models: {_models(breakdown)}{slowest_tests(breakdown)}"
                 )
         if not r.ok:
