@@ -105,6 +105,14 @@ def test_sizes_and_report(clean_sample) -> None:
     assert "| 4,000 | 4,000 | 400 |" in report
     assert "log-log slope" in report
     assert "pytrec_eval" in report
+    assert "events, generator:" not in report  # results saved before the CPU s were measured
+    results[1].generator_cpu_s, results[1].generator_write_cpu_s = 3.2, 0.8
+    report = bench.render_report(bench.machine_info(), results, ir, "4GB", 2, [])
+    assert (
+        "- 4,000 events, generator: 3.2 CPU s (every thread) in 2.0 s wall; writing the files"
+        " 0.8 CPU s (25% of its CPU time)" in report
+    )
+    assert "1,000 events, generator:" not in report
 
 
 def _size(

@@ -323,6 +323,23 @@ def test_determinism(runs: dict) -> None:
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
 
 
+def test_timings_measure_the_writing_and_stay_out_of_the_output(tmp_path: Path) -> None:
+    """`generate(..., timings=)` (what `lara bench` reports): the process's CPU seconds
+    and the part of them spent writing files, each file timed in its writer thread; the
+    files and the manifest are those of a run without timings."""
+    config = dict(sessions=300, seed=5, replay=False)
+    timings: dict[str, float] = {}
+    timed = generate(GeneratorConfig(**config), tmp_path / "a", False, timings=timings)
+    plain = generate(GeneratorConfig(**config), tmp_path / "b", False)
+    assert timed == plain
+    assert set(timings) == {"cpu_seconds", "write_cpu_seconds"}
+    assert 0 < timings["write_cpu_seconds"] < timings["cpu_seconds"]
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.parquet"))
+    assert files and all(
+        (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes() for rel in files
+    )
+
+
 def test_seed_changes_data(tmp_path: Path) -> None:
     m1 = generate(GeneratorConfig(sessions=300, seed=1, replay=False), tmp_path / "a", False)
     m2 = generate(GeneratorConfig(sessions=300, seed=2, replay=False), tmp_path / "b", False)

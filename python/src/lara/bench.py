@@ -91,6 +91,10 @@ class SizeResult:
     # Wall seconds of `dbt build` of fct_retrievals' lineage alone (models and seeds, no
     # tests) into a fresh warehouse: the like-for-like figure against the reference.
     lineage_build_s: float | None = None
+    # The generator's CPU seconds (every thread) and the part of them spent writing the
+    # files (`generate`'s `timings`); None in results saved before they were measured.
+    generator_cpu_s: float | None = None
+    generator_write_cpu_s: float | None = None
 
     @property
     def generator_events_per_s(self) -> float:
@@ -371,12 +375,21 @@ def dbt_breakdown(target: Path) -> dict:
 # --------------------------------------------------------------------------- one size
 
 
-def generate_logs(raw: Path, sessions: int, days: int, seed: int) -> float:
+def generate_logs(
+    raw: Path, sessions: int, days: int, seed: int, timings: dict[str, float] | None = None
+) -> float:
+    """Generate the logs into `raw`; their wall seconds. `timings`, when given, receives
+    the generator's CPU seconds and those of writing the files (`generate`'s `timings`)."""
     from lara.generate import GeneratorConfig, generate
 
     shutil.rmtree(raw, ignore_errors=True)
     start = time.perf_counter()
-    generate(GeneratorConfig(sessions=sessions, days=days, seed=seed), raw, progress=False)
+    generate(
+        GeneratorConfig(sessions=sessions, days=days, seed=seed),
+        raw,
+        progress=False,
+        timings=timings,
+    )
     return time.perf_counter() - start
 
 
@@ -398,13 +411,24 @@ def bench_size(
     previous = json.loads(stamp.read_text()) if stamp.exists() else {}
     if previous.get("config") == [sessions, days, seed]:
         gen_s = float(previous["generator_s"])
+        timings = previous.get("timings") or {}
         log(f"[bench] {target_events:,} events: reusing {raw} (generated in {gen_s:.1f} s)")
     else:
         log(f"[bench] {target_events:,} events: generating {sessions:,} sessions over {days} days")
-        gen_s = generate_logs(raw, sessions, days, seed)
-        stamp.write_text(json.dumps({"config": [sessions, days, seed], "generator_s": gen_s}))
+        timings = {}
+        gen_s = generate_logs(raw, sessions, days, seed, timings)
+        stamp.write_text(
+            json.dumps({"config": [sessions, days, seed], "generator_s": gen_s, "timings": timings})
+        )
     events = count_events(raw)
-    result = SizeResult(target_events, sessions, events, gen_s)
+    result = SizeResult(
+        target_events,
+        sessions,
+        events,
+        gen_s,
+        generator_cpu_s=timings.get("cpu_seconds"),
+        generator_write_cpu_s=timings.get("write_cpu_seconds"),
+    )
     log(f"[bench]   generated {events:,} events in {gen_s:.1f} s")
 
     warehouse.unlink(missing_ok=True)
@@ -674,6 +698,13 @@ def render_report(
         )
     lines.append("")
     for r in results:
+        if r.generator_cpu_s and r.generator_write_cpu_s is not None:
+            lines.append(
+                f"- {r.events:,} events, generator: {r.generator_cpu_s:.1f} CPU s (every"
+                f" thread) in {r.generator_s:.1f} s wall; writing the files"
+                f" {r.generator_write_cpu_s:.1f} CPU s"
+                f" ({r.generator_write_cpu_s / r.generator_cpu_s:.0%} of its CPU time)"
+            )
         if r.agreement:
             bad = [c for c, v in r.agreement["columns"].items() if not v["ok"]]
             lines.append(
@@ -732,7 +763,6 @@ def render_report(
 
 READING = """\
 ## Reading the numbers
-
 - **What the reference covers.** `bench_reference.sql` computes every column of
   `fct_retrievals` with the project's definitions: scope (surface, role, misroute, tier
   scope), list counts, Tier 1 (labelled flag, judged assets, precision@1, precision@K,
@@ -765,54 +795,51 @@ READING = """\
   user x asset timeline); (c) the data tests of a full build (`lara run --full-test`),
   several hundred queries over whole tables. On a scheduled run the tests check only the
   rows the run wrote.
-- **Memory.** DuckDB's `memory_limit` (3GB here) bounds its buffer pool; hash joins and
-  aggregates spill to `<warehouse>.tmp` beyond it. Two things in DuckDB 2.0 do not spill
-  and are kept out of the SQL: (1) a CTE read more than once is materialised in memory
-  with every column (DuckDB >= 1.4 decides this by itself); row-level CTEs read twice are
-  written `as {{ lara_inline_cte() }} (` (`not materialized`), which recomputes them per
-  reference instead (`agg_tier3_completion` ran out of memory at 20M events without it);
-  (2) a filter DuckDB cannot estimate (`not is_synthetic` gets a fixed 20%) can make one
-  wide input the build side of several nested joins; `fct_retrievals` filters with
-  `is_synthetic = false`, which DuckDB estimates from the column's statistics. The peak
-  RSS in the table is the whole dbt process: the pool plus Python, the manifest and
-  DuckDB's allocations outside the pool (machine table: the RSS of `dbt parse` alone).
+- **Memory.** DuckDB's `memory_limit` (`LARA_DUCKDB_MEMORY_LIMIT` above) bounds its buffer
+  pool; hash joins and aggregates spill to `<warehouse>.tmp` beyond it. Two things in
+  DuckDB (as of 2.0) do not spill and are kept out of the SQL: (1) a CTE read more than
+  once is materialised in memory with every column (DuckDB >= 1.4 decides this by itself);
+  row-level CTEs read twice are written `as {{ lara_inline_cte() }} (` (`not
+  materialized`), which recomputes them per reference instead (`agg_tier3_completion` ran
+  out of memory at 20M events without it); (2) a filter DuckDB cannot estimate (`not
+  is_synthetic` gets a fixed 20%) can make one wide input the build side of several nested
+  joins; `fct_retrievals` filters with `is_synthetic = false`, which DuckDB estimates from
+  the column's statistics. The peak RSS in the table is the whole dbt process: the pool
+  plus Python, the manifest and DuckDB's allocations outside the pool (machine table: the
+  RSS of `dbt parse` alone).
 - **The ratios.** The reference computes one mart with the least work and no tests, so
   "dbt / reference" for the whole build is an upper bound on dbt's overhead; "models in
   fct_retrievals' lineage" is the like-for-like figure.
 - **Generator.** It builds all sessions in memory with numpy / pyarrow (every stage draws
   its own random stream over all sessions, so generating in day chunks would change the
-  data) and is CPU-bound. Profiled at 1M and 5M events, about a quarter of its CPU time
-  is writing Parquet (string id columns, asset lists), the rest the vectorised stages
-  (returned lists and texts of the retrievals, actions, relevance labels, replay tables
-  and their realised statistics); no per-row Python loop is left. Independent stages
-  run in two threads, files are written by two more while the simulation goes on, and
-  without bad rows every table is written and released as soon as it is built. On 2
-  cores the generator's rate is therefore bounded by its total CPU time over two; memory
-  still grows with the sessions.
+  data) and is CPU-bound. The per-size lines give its CPU seconds and the share of them
+  spent writing the files (Parquet: string id columns, asset lists); the rest is the
+  vectorised stages (returned lists and texts of the retrievals, actions, relevance
+  labels, replay tables and their realised statistics); no per-row Python loop is left.
+  Independent stages run in two threads, files are written by two more while the
+  simulation goes on, and without bad rows every table is written and released as soon
+  as it is built. On 2 cores the generator's rate is therefore bounded by its total CPU
+  time over two; memory still grows with the sessions.
 - **One-day incremental run** (section below). The run state is a set of models in schema
   `run_state` (the load log, this run's limits, the sessions, days and users this run):
   base models read only pending partitions, session-grained models replace only the
-  sessions this run (with their lineage closure), daily aggregates only the days this
-  run, re-retrieval only the retrievals of those sessions and of the users this run,
-  and data tests check the rows the run wrote. The run's fixed cost dominates at these
-  volumes, which is why the share falls as the day grows. It is dbt's own work per
-  node (rendering, logging, a connection and one or more queries per model and test),
-  Python that holds one core however many threads run: measured on a 30-day warehouse
-  of 40k events a day with nothing new, about 75 ms per data test and 0.35 s per
-  model, and the run's user CPU time about equal to its wall time (the one-day lines
-  below give the same per node for the run with nothing new of each history, where the
-  run counted its nodes). Each node removed
-  saves it: the never-null columns of a model are checked by one `not_null_columns`
-  test and its row rules by one `expressions_are_true` test, not one test each; and
-  dbt's file log (`logs/dbt.log`) is written at info level (project flag
-  `log_level_file`), since writing every query at debug level cost a run with nothing
-  new about 7% (36.3 s against 33.7 s on the bundled sample, two runs each). Since
-  the lookback window ends at the newest day of the whole load, a run with nothing new
-  re-reads no old partition; what still grows with the history is the period totals
-  of the daily aggregates (`agg_tier3_completion`: distinct prompts and outcome events
-  over every day, which do not add up over days; read from the in-scope rows alone).
-  The replay marts no longer do: they are recomputed only by a run that loads replay
-  rows.
+  sessions this run (with their lineage closure), daily aggregates only the days this run,
+  re-retrieval only the retrievals of those sessions and of the users this run, and data
+  tests check the rows the run wrote. The run's fixed cost dominates at these volumes,
+  which is why the share falls as the day grows. It is dbt's own work per node (rendering,
+  logging, a connection and one or more queries per model and test), Python that holds one
+  core however many threads run. The one-day lines below give it per model and per data
+  test, from the run with nothing new of each history (where the run counted its nodes);
+  docs/performance-notes.md ("Where the time goes") breaks a node's cost down. Each node
+  removed saves it: the never-null columns of a model are checked by one
+  `not_null_columns` test and its row rules by one `expressions_are_true` test, not one
+  test each; and dbt's file log (`logs/dbt.log`) is written at info level (project flag
+  `log_level_file`), not every query at debug level. Since the lookback window ends at the
+  newest day of the whole load, a run with nothing new re-reads no old partition; what
+  still grows with the history is the period totals of the daily aggregates
+  (`agg_tier3_completion`: distinct prompts and outcome events over every day, which do
+  not add up over days; read from the in-scope rows alone). The replay marts no longer do:
+  they are recomputed only by a run that loads replay rows.
 """
 
 #: issue 15's targets

@@ -12,6 +12,7 @@ import json
 import shutil
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -170,12 +171,23 @@ def _preload_scipy() -> None:
         import scipy.stats  # noqa: F401
 
 
-def generate(config: GeneratorConfig, out_dir: Path, progress: bool = True) -> dict:
+def generate(
+    config: GeneratorConfig,
+    out_dir: Path,
+    progress: bool = True,
+    timings: dict[str, float] | None = None,
+) -> dict:
     """Generate the sample logs into ``out_dir`` and return the manifest.
 
     Existing ``<out_dir>/<table>`` folders of the contract's tables and
     ``_manifest.json`` are replaced; nothing else in ``out_dir`` is touched.
+    ``timings``, when given, receives ``cpu_seconds`` (the process's CPU time,
+    every thread, from start to the manifest written) and ``write_cpu_seconds``
+    (the part of it the writing threads spent writing files, ``Writer.cpu_seconds``):
+    measurements for ``lara bench``, kept out of the manifest, which stays the
+    same from run to run.
     """
+    cpu_started = time.process_time()
     cfg = config
     cfg.validate()
     thread_count()  # a bad LARA_GENERATE_THREADS stops the run before any output
@@ -264,6 +276,9 @@ def generate(config: GeneratorConfig, out_dir: Path, progress: bool = True) -> d
     }
     manifest = json.loads(json.dumps(manifest, default=_json_default))
     (out / "_manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
+    if timings is not None:
+        timings["cpu_seconds"] = time.process_time() - cpu_started
+        timings["write_cpu_seconds"] = w.cpu_seconds
     return manifest
 
 

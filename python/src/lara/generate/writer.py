@@ -12,6 +12,7 @@ import datetime as _dt
 import gzip as _gzip
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -80,6 +81,7 @@ class Writer:
         self.futures: list[Future[None]] = []
         self.n_tmp = 0
         self.lock = threading.Lock()
+        self.cpu_seconds = 0.0
 
     def finish(self) -> None:
         futures, self.futures = self.futures, []
@@ -151,15 +153,21 @@ class Writer:
         raw: list[str],
         tmp: Path,
     ) -> None:
-        if fmt == "parquet":
-            # dictionary-encoded asset lists read back as list<string>, timestamps as
-            # timestamp[us, tz=UTC] (Parquet logical types)
-            pq.write_table(tbl.select(schema.names), path, **_parquet_options(schema))
-            return
+        started = time.thread_time()
         try:
-            self._write_json(path, tbl, tz, schema, raw, tmp)
+            if fmt == "parquet":
+                # dictionary-encoded asset lists read back as list<string>, timestamps as
+                # timestamp[us, tz=UTC] (Parquet logical types)
+                pq.write_table(tbl.select(schema.names), path, **_parquet_options(schema))
+                return
+            try:
+                self._write_json(path, tbl, tz, schema, raw, tmp)
+            finally:
+                tmp.unlink(missing_ok=True)
         finally:
-            tmp.unlink(missing_ok=True)
+            spent = time.thread_time() - started
+            with self.lock:
+                self.cpu_seconds += spent
 
     def _write_json(
         self,
