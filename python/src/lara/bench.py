@@ -763,6 +763,7 @@ def render_report(
 
 READING = """\
 ## Reading the numbers
+
 - **What the reference covers.** `bench_reference.sql` computes every column of
   `fct_retrievals` with the project's definitions: scope (surface, role, misroute, tier
   scope), list counts, Tier 1 (labelled flag, judged assets, precision@1, precision@K,
