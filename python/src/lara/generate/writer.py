@@ -69,7 +69,10 @@ class Writer:
     ``write_file`` plans a file (its path is returned at once) and queues the
     writing; every file depends only on its own rows, so the output does not
     depend on the order in which the threads run. ``finish`` waits for all
-    files and raises the first error.
+    files and raises the first error. ``cpu_seconds`` sums the CPU time of
+    writing the files, each timed in the thread that writes it (DuckDB's own
+    threads rendering JSON Lines are not counted): ``lara bench`` reports it
+    as the generator's share spent writing.
     """
 
     def __init__(self, cfg: GeneratorConfig, out: Path, start: _dt.date):
@@ -143,7 +146,17 @@ class Writer:
             self.futures.append(self.pool.submit(self._write, *args))
         return path.relative_to(self.out).as_posix()
 
-    def _write(
+    def _write(self, *args: Any) -> None:
+        """`_write_file(*args)`, its CPU time (this thread's) added to `cpu_seconds`."""
+        started = time.thread_time()
+        try:
+            self._write_file(*args)
+        finally:
+            spent = time.thread_time() - started
+            with self.lock:
+                self.cpu_seconds += spent
+
+    def _write_file(
         self,
         path: Path,
         fmt: str,
@@ -153,21 +166,15 @@ class Writer:
         raw: list[str],
         tmp: Path,
     ) -> None:
-        started = time.thread_time()
+        if fmt == "parquet":
+            # dictionary-encoded asset lists read back as list<string>, timestamps as
+            # timestamp[us, tz=UTC] (Parquet logical types)
+            pq.write_table(tbl.select(schema.names), path, **_parquet_options(schema))
+            return
         try:
-            if fmt == "parquet":
-                # dictionary-encoded asset lists read back as list<string>, timestamps as
-                # timestamp[us, tz=UTC] (Parquet logical types)
-                pq.write_table(tbl.select(schema.names), path, **_parquet_options(schema))
-                return
-            try:
-                self._write_json(path, tbl, tz, schema, raw, tmp)
-            finally:
-                tmp.unlink(missing_ok=True)
+            self._write_json(path, tbl, tz, schema, raw, tmp)
         finally:
-            spent = time.thread_time() - started
-            with self.lock:
-                self.cpu_seconds += spent
+            tmp.unlink(missing_ok=True)
 
     def _write_json(
         self,
