@@ -72,12 +72,11 @@ test: setup
 	$(BIN)/pytest python/tests -m "not spark" --numprocesses $(TEST_WORKERS) --dist loadfile --durations=20
 	$(MAKE) --no-print-directory lint-sql
 
-# The cross-engine tests (python/tests/test_spark*.py, marked `spark`): small
-# samples built with dbt on DuckDB and on local Spark, public marts compared;
-# one module per worker, so the two samples build side by side. Fails rather
+# The cross-engine test (python/tests/test_spark.py): one small sample built
+# with dbt on DuckDB and on local Spark, public marts compared. Fails rather
 # than skips when the Spark stack is missing (LARA_SPARK_TESTS=1 under CI=true).
 test-spark: setup-spark
-	LARA_SPARK_TESTS=1 $(BIN)/pytest python/tests -m spark --numprocesses $(TEST_WORKERS) --dist loadfile --durations=10 -rP
+	LARA_SPARK_TESTS=1 $(BIN)/pytest python/tests/test_spark.py -m spark -s --durations=10
 
 lint: setup
 	$(BIN)/ruff check python

@@ -15,10 +15,6 @@ dates, booleans, decimals and nulls normalised. The Python statistics
 (`lara bridge`, production bridge) then run on both engines and write their
 tables back; their point estimates must agree too.
 
-A delivery that empties whole session days is tested on its own sample in
-test_spark_emptied_days.py (built beside this one by `make test-spark`'s two
-workers); both share cross_engine.py.
-
 Needs the optional extra `spark` (pyspark, dbt-spark[session]) and Java 17:
 `make test-spark`. Skipped when they are missing, except in CI with
 LARA_SPARK_TESTS=1, where a missing piece fails the test.
@@ -26,20 +22,31 @@ LARA_SPARK_TESTS=1, where a missing piece fails the test.
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
+import importlib.util
+import json
 import math
 import os
 import re
+import shutil
+import time
 from collections import Counter
+from pathlib import Path
 
+import duckdb
+import numpy as np
 import pandas as pd
 import pytest
 
-from cross_engine import build, diff, normal, normal_rows, require_spark
 from deliveries import delivery_batches, land
 from freshness import freshness_results, utc
+from lara.dbt import run_dbt
 
 pytestmark = pytest.mark.spark
 
+REL_TOL = 1e-9
+ABS_TOL = 1e-12
 # Public marts named by the issue; every other fct_* / agg_* mart is compared too.
 REQUIRED_MARTS = (
     "fct_retrievals",
@@ -52,10 +59,84 @@ REQUIRED_MARTS = (
 PYTHON_TABLES = ("bridge_statistics", "entity_observability", "production_bridge_statistics")
 
 
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
+def _missing_spark_stack() -> str | None:
+    missing = [
+        label
+        for label, module in (("pyspark", "pyspark"), ("dbt-spark", "dbt.adapters.spark"))
+        if not _importable(module)
+    ]
+    if missing:
+        return (
+            f"{' and '.join(missing)} not installed (optional extra `spark`: "
+            "pip install -e 'python[spark]', or run `make test-spark`)"
+        )
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "no Java runtime (pyspark needs Java 17)"
+    return None
+
+
+def _require_spark() -> None:
+    reason = _missing_spark_stack()
+    if reason is None:
+        return
+    if os.environ.get("LARA_SPARK_TESTS") == "1":
+        # `make test-spark` installs the stack first: a missing piece is a failure.
+        pytest.fail(f"Spark tests are required here (LARA_SPARK_TESTS=1): {reason}")
+    pytest.skip(f"Spark tests skipped: {reason}")
+
+
+def _build(
+    root: Path, raw: Path, target: str, command: str = "build", extra: tuple[str, ...] = ()
+) -> tuple[float, str]:
+    """dbt `command` of `raw` on `target`; returns the wall time in seconds and the log."""
+    env = {
+        "LARA_TARGET": target,
+        # Spark spends most of a small build planning queries and waiting on
+        # the metastore, not computing: more dbt threads than cores help.
+        "LARA_THREADS": os.environ.get("LARA_THREADS", "4" if target == "spark" else "2"),
+        "DBT_TARGET_PATH": str(root / f"target-{target}"),
+        "DBT_LOG_PATH": str(root / f"logs-{target}"),
+        "LARA_SPARK_DIR": str(root / "spark"),
+    }
+    started = time.monotonic()
+    # Unit tests test engine-independent logic and add about 5 minutes on
+    # Spark (query planning of their fixture CTEs); they pass there too, and
+    # run on DuckDB in `make test`.
+    args = [command, *extra]
+    if target == "spark" and command == "build":
+        args += ["--exclude-resource-type", "unit_test"]
+    result = run_dbt(args, raw, root / "lara.duckdb", extra_env=env, capture=True)
+    elapsed = time.monotonic() - started
+    if result.returncode != 0:
+        # dbt's own output (stdout) says what failed; Spark's JVM fills stderr
+        # with warnings, so only its last lines are shown.
+        failures = [
+            line
+            for line in result.stdout.splitlines()
+            if "ERROR" in line or "FAIL" in line or "Error" in line
+        ]
+        raise AssertionError(
+            f"dbt {command} on {target} failed ({elapsed:.0f} s):\n"
+            + "\n".join(failures[-40:])
+            + "\n...\n"
+            + result.stdout[-4000:]
+            + "\n... stderr:\n"
+            + result.stderr[-1000:]
+        )
+    return elapsed, result.stdout + result.stderr
+
+
 @pytest.fixture(scope="module")
 def engines(tmp_path_factory):
     """The sample built on both engines: {'duckdb': Warehouse, 'spark': Warehouse, ...}."""
-    require_spark()
+    _require_spark()
     from lara import engine
     from lara.generate import GeneratorConfig, generate
 
@@ -63,21 +144,21 @@ def engines(tmp_path_factory):
     raw = root / "raw"
     config = GeneratorConfig(sessions=300, days=3, seed=5, fmt="mixed", gzip=True, bad_rows=True)
     generate(config, raw, progress=False)
-    seconds = {"duckdb": build(root, raw, "duckdb")[0]}
+    seconds = {"duckdb": _build(root, raw, "duckdb")[0]}
     # Spark: two scheduled runs over a landing folder (see the module docstring).
     landing = root / "landing"
     batches = delivery_batches(raw, scheduled_days=3)
     first, rest = batches[:2], batches[2:]
     for batch in first:
         land(batch, landing)
-    seconds["spark_first"], _ = build(
+    seconds["spark_first"], _ = _build(
         root, landing, "spark", extra=("--exclude-resource-type", "test")
     )
     for batch in rest:
         land(batch, landing)
     # No lookback: the first day is then not pending in the second run. Its
     # file log holds the SQL (debug) for test_spark_models_run_their_query_once.
-    seconds["spark"], incremental_log = build(
+    seconds["spark"], incremental_log = _build(
         root,
         landing,
         "spark",
@@ -133,6 +214,63 @@ def _public_marts(duck) -> list[str]:
     return list(frame["table_name"])
 
 
+# ---------------------------------------------------------------- normalising
+
+
+def _normal(value):
+    """A comparable plain value: None, float, str, bool, or an ISO timestamp."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | decimal.Decimal):
+        return float(value)
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, pd.Timestamp):
+        value = value.to_pydatetime()
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day).isoformat(sep=" ")
+    return str(value)
+
+
+def _sort_key(row: tuple) -> tuple:
+    # Floats rounded for ordering only, so last-bit noise cannot swap two rows.
+    return tuple(
+        (0, "") if v is None else (1, f"{v:.6g}") if isinstance(v, float) else (2, str(v))
+        for v in row
+    )
+
+
+def _normal_rows(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
+    rows = [
+        tuple(_normal(v) for v in record)
+        for record in frame[columns].astype(object).itertuples(index=False, name=None)
+    ]
+    # Non-float columns first in the sort order: they hold the keys.
+    return sorted(rows, key=_sort_key)
+
+
+def _diff(mart: str, columns: list[str], left: list[tuple], right: list[tuple]) -> list[str]:
+    problems = []
+    for index, (a_row, b_row) in enumerate(zip(left, right, strict=True)):
+        for column, a, b in zip(columns, a_row, b_row, strict=True):
+            if isinstance(a, float) and isinstance(b, float):
+                if not math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL):
+                    problems.append(f"{mart} row {index} {column}: duckdb {a!r} spark {b!r}")
+            elif a != b:
+                problems.append(f"{mart} row {index} {column}: duckdb {a!r} spark {b!r}")
+        if len(problems) > 20:
+            break
+    return problems
+
+
 def _compare(engines, mart: str) -> None:
     duck = engines["duckdb"].query_df(f"select * from marts.{mart}")
     spark = engines["spark"].query_df(f"select * from marts.{mart}")
@@ -143,7 +281,7 @@ def _compare(engines, mart: str) -> None:
     numeric = {c for c in duck.columns if pd.api.types.is_float_dtype(duck[c])}
     values = [c for c in duck.columns if not c.startswith("_lara_")]
     columns = sorted(values, key=lambda c: (c in numeric, c))
-    problems = diff(mart, columns, normal_rows(duck, columns), normal_rows(spark, columns))
+    problems = _diff(mart, columns, _normal_rows(duck, columns), _normal_rows(spark, columns))
     assert not problems, "\n".join(problems)
 
 
@@ -200,10 +338,11 @@ def test_python_statistics_run_on_both_engines(engines, monkeypatch, tmp_path):
     # Point estimates do not depend on row order; bootstrap intervals may.
     keys = ("sru_variant", "spearman_rho", "document_count")
     duck_rows = sorted(
-        tuple(normal(row.get(k)) for k in keys) for row in results["duckdb"][0]["bridge_statistics"]
+        tuple(_normal(row.get(k)) for k in keys)
+        for row in results["duckdb"][0]["bridge_statistics"]
     )
     spark_rows = sorted(
-        tuple(normal(row.get(k)) for k in keys) for row in results["spark"][0]["bridge_statistics"]
+        tuple(_normal(row.get(k)) for k in keys) for row in results["spark"][0]["bridge_statistics"]
     )
     assert len(duck_rows) == len(spark_rows)
     for a_row, b_row in zip(duck_rows, spark_rows, strict=True):
@@ -284,9 +423,162 @@ def test_source_freshness_agrees(engines):
         assert utc(spark[table]["max_loaded_at"]) == utc(duck[table]["max_loaded_at"]), table
 
 
+# ---------------------------------------------------------------- emptied days
+
+
+@pytest.fixture(scope="module")
+def emptied_day(tmp_path_factory):
+    """A Spark warehouse where a later delivery empties whole session days of
+    fct_prompts: every prompt after the first day is re-delivered with other
+    contents, so both versions are quarantined (conflicting duplicates) and
+    the sessions that started after the first day keep only their actions;
+    and the first day's file is rewritten without one session's prompts.
+    The same delivery re-delivers some replay documents with other scores
+    (quarantined too), so the incremental run recomputes fct_document_utility
+    whole (strategy lara_replace_table: `insert overwrite` on Spark).
+    Built with its own metastore, read from its Parquet files (this process
+    already holds the other fixture's Spark session)."""
+    _require_spark()
+    from lara.generate import GeneratorConfig, generate
+
+    root = tmp_path_factory.mktemp("spark_emptied_days")
+    raw = root / "raw"
+    generate(GeneratorConfig(sessions=60, days=2, seed=11, fmt="jsonl"), raw, progress=False)
+    days = sorted(p.name.removeprefix("dt=") for p in (raw / "prompts").glob("dt=*"))
+    select = (
+        "--select",
+        "+fct_prompts",
+        "+fct_document_utility",
+        "--exclude-resource-type",
+        "test",
+    )
+    _build(root, raw, "spark", extra=select)
+    first_utility = _spark_table(root, "fct_document_utility")
+    for day in days[1:]:
+        folder = raw / "prompts" / f"dt={day}"
+        lines = []
+        for path in sorted(folder.glob("*.jsonl")):
+            for line in path.read_text().splitlines():
+                row = json.loads(line)
+                row["prompt_text"] = f"{row.get('prompt_text') or ''} (edited)"
+                lines.append(json.dumps(row))
+        (folder / "late-conflicting-versions.jsonl").write_text("\n".join(lines) + "\n")
+    # The first day's prompts file rewritten without one session's prompts
+    # (its actions stay): the removed rows must leave fct_prompts on Spark too
+    # (base tombstones, lara_stage_source).
+    first_file = sorted((raw / "prompts" / f"dt={days[0]}").glob("*.jsonl"))[0]
+    prompt_lines = first_file.read_text().splitlines()
+    dropped_session = json.loads(prompt_lines[0])["session_guid"]
+    first_file.write_text(
+        "\n".join(
+            line for line in prompt_lines if json.loads(line)["session_guid"] != dropped_session
+        )
+        + "\n"
+    )
+    replay = sorted((raw / "replay_documents").glob("dt=*/*.jsonl"))[0]
+    rows = [json.loads(line) for line in replay.read_text().splitlines()[:5]]
+    for row in rows:
+        row["reader_score_with"] = 0.123
+    (replay.parent / "late-conflicting-versions.jsonl").write_text(
+        "\n".join(json.dumps(row) for row in rows) + "\n"
+    )
+    _, log = _build(root, raw, "spark", extra=select)
+    _build(root, raw, "duckdb", extra=select)
+    with duckdb.connect(str(root / "lara.duckdb"), read_only=True) as con:
+        duck = con.execute("select * from marts.fct_prompts").df()
+    table = root / "spark" / "warehouse" / "marts.db" / "fct_prompts"
+    # pyarrow skips `_`-prefixed folders as hidden: read the part files.
+    spark = pd.concat(
+        [pd.read_parquet(path) for path in sorted(table.glob("_lara_session_date=*/part-*"))],
+        ignore_index=True,
+    )
+    with duckdb.connect(str(root / "lara.duckdb"), read_only=True) as con:
+        duck_utility = con.execute("select * from marts.fct_document_utility").df()
+    return {
+        "days": days,
+        "dropped_session": dropped_session,
+        "log": log,
+        "duckdb": duck,
+        "spark": spark,
+        "table": table,
+        "utility": {
+            "first": first_utility,
+            "spark": _spark_table(root, "fct_document_utility"),
+            "duckdb": duck_utility,
+        },
+    }
+
+
+def _spark_table(root: Path, name: str) -> pd.DataFrame:
+    """An unpartitioned mart of the fixture's Spark warehouse, from its Parquet files."""
+    parts = sorted((root / "spark" / "warehouse" / "marts.db" / name).glob("part-*"))
+    return pd.concat([pd.read_parquet(path) for path in parts], ignore_index=True)
+
+
+def test_spark_drops_session_days_that_emptied(emptied_day):
+    later = emptied_day["days"][1:]
+    assert later, "the sample should span two days"
+    folders = {p.name for p in emptied_day["table"].glob("_lara_session_date=*")}
+    assert f"_lara_session_date={emptied_day['days'][0]}" in folders
+    for day in later:
+        assert f"_lara_session_date={day}" not in folders, folders
+    assert "fct_prompts: dropping emptied partition _lara_session_date=" in emptied_day["log"]
+
+
+def test_spark_after_emptied_days_equals_duckdb(emptied_day):
+    duck, spark = emptied_day["duckdb"], emptied_day["spark"]
+    # The rewritten file's session lost its prompts on both engines.
+    assert emptied_day["dropped_session"] not in set(spark["session_guid"])
+    assert emptied_day["dropped_session"] not in set(duck["session_guid"])
+    columns = sorted(c for c in duck.columns if not c.startswith("_lara_"))
+    assert sorted(c for c in spark.columns if not c.startswith("_lara_")) == columns
+    assert len(duck) == len(spark) > 0
+    left, right = _normal_rows(duck, columns), _normal_rows(spark, columns)
+    assert not _diff("fct_prompts", columns, left, right)
+
+
+def test_spark_replaces_a_replay_mart_whole_when_replay_rows_arrive(emptied_day):
+    # The incremental run loaded conflicting replay documents: both versions
+    # are quarantined, so the mart lost rows, and Spark rewrote it whole (every
+    # row stamped by that run) to what DuckDB computes from all the files.
+    utility = emptied_day["utility"]
+    first, spark, duck = utility["first"], utility["spark"], utility["duckdb"]
+    assert 0 < len(spark) == len(duck) < len(first)
+    assert spark["_lara_loaded_at"].nunique() == 1
+    assert spark["_lara_loaded_at"].iloc[0] > first["_lara_loaded_at"].max()
+    assert "fct_document_utility: none of" not in emptied_day["log"]
+    columns = sorted(c for c in duck.columns if not c.startswith("_lara_"))
+    left, right = _normal_rows(duck, columns), _normal_rows(spark, columns)
+    assert not _diff("fct_document_utility", columns, left, right)
+
+
 def test_spark_keeps_the_replay_marts_when_no_replay_rows_arrive(engines):
     # The second scheduled run loaded no replay file (they all came with the
     # first two days): the replay marts were kept as the first run wrote them
     # (and equal DuckDB's: test_every_other_public_mart_agrees).
     for mart in ("fct_document_utility", "fct_entity_observations", "agg_bridge_quadrants"):
         assert f"lara: {mart}: none of" in engines["incremental_log"], mart
+
+
+def test_overridden_dbt_spark_macros_keep_the_adapter_strategies(tmp_path):
+    """The project overrides two dbt-spark macros by name to add its
+    strategies; dbt-spark's own strategies must still validate and get the
+    adapter's SQL (a project model may use them)."""
+    _require_spark()
+    result = run_dbt(
+        ["run-operation", "lara_check_spark_strategy_overrides"],
+        tmp_path / "raw",
+        tmp_path / "lara.duckdb",
+        extra_env={
+            "LARA_TARGET": "spark",
+            "LARA_SPARK_DIR": str(tmp_path / "spark"),
+            "DBT_TARGET_PATH": str(tmp_path / "target"),
+            "DBT_LOG_PATH": str(tmp_path / "logs"),
+        },
+        capture=True,
+    )
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-4000:]
+    assert "lara: append -> insert into table" in log
+    assert "lara: insert_overwrite -> insert overwrite table" in log
+    assert "dbt-spark strategy overrides ok" in log
