@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from lara import bench, bench_incremental
+from lara import bench, bench_incremental, bench_report
 from lara.ingest import bench as ingest_bench
 from lara.ingest.bench import ROW_BY_ROW_COMMIT
 from lara.paths import project_dir
@@ -97,17 +97,17 @@ def test_sizes_and_report(clean_sample) -> None:
     events = bench.count_events(clean_sample.raw_path)
     assert events > 0
     results = [
-        bench.SizeResult(1000, 100, 1000, 0.5, 10.0, 300.0, 2.0, 100.0),
-        bench.SizeResult(4000, 400, 4000, 2.0, 20.0, 400.0, 4.0, 150.0),
+        bench_report.SizeResult(1000, 100, 1000, 0.5, 10.0, 300.0, 2.0, 100.0),
+        bench_report.SizeResult(4000, 400, 4000, 2.0, 20.0, 400.0, 4.0, 150.0),
     ]
     ir = bench.IrResult(1000, 1.0, 0.5, 0.2, 0.0)
-    report = bench.render_report(bench.machine_info(), results, ir, "4GB", 2, ["a note"])
+    report = bench_report.render_report(bench.machine_info(), results, ir, "4GB", 2, ["a note"])
     assert "| 4,000 | 4,000 | 400 |" in report
     assert "log-log slope" in report
     assert "pytrec_eval" in report
     assert "events, generator:" not in report  # results saved before the CPU s were measured
     results[1].generator_cpu_s, results[1].generator_write_cpu_s = 3.2, 0.8
-    report = bench.render_report(bench.machine_info(), results, ir, "4GB", 2, [])
+    report = bench_report.render_report(bench.machine_info(), results, ir, "4GB", 2, [])
     assert (
         "- 4,000 events, generator: 3.2 CPU s (every thread) in 2.0 s wall; writing the files"
         " 0.8 CPU s (25% of its CPU time)" in report
@@ -123,7 +123,7 @@ def _size(
     rss: float,
     lineage_build_s: float | None = None,
 ):
-    return bench.SizeResult(
+    return bench_report.SizeResult(
         events,
         events // 10,
         events,
@@ -172,7 +172,7 @@ def test_targets_report_every_target_met_or_missed() -> None:
         _size(20_000_000, 700.0, 180.0, 300.0, 4200.0),  # RSS over by 104 MiB
     ]
     incremental = [_day(30, 30.0, 400.0), _day(60, 45.0, None)]  # 7.5%; 1.5x: a miss
-    text = "\n".join(bench._targets(results, incremental))
+    text = "\n".join(bench_report.targets(results, incremental))
     rows = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| ")}
 
     def row(prefix: str) -> str:
@@ -235,7 +235,7 @@ def test_breakdown_names_the_slowest_data_tests(tmp_path: Path) -> None:
     ]
     size = _size(20_000_000, 700.0, 180.0, 300.0, 3000.0)
     size.dbt_breakdown = breakdown
-    report = bench.render_report(bench.machine_info(), [size], None, "3GB", 2, [])
+    report = bench_report.render_report(bench.machine_info(), [size], None, "3GB", 2, [])
     assert (
         "slowest models: fct_retrieval_reretrievals 9.0, fct_retrievals 6.0,"
         " stg_lara__retrievals 4.0; slowest data tests:"
@@ -261,7 +261,7 @@ def test_breakdown_names_the_slowest_data_tests(tmp_path: Path) -> None:
     assert f"; per node: model 6.33 s (3), data test {per_test:.0f} ms (9);" in idle
     assert "per node" not in bench_incremental.render_incremental([_day(30, 30.0, 400.0)])
     # results saved before tests were recorded (lara bench --merge) render as before
-    assert "slowest data tests" not in bench.render_report(
+    assert "slowest data tests" not in bench_report.render_report(
         bench.machine_info(),
         [_size(20_000_000, 700.0, 180.0, 300.0, 3000.0)],
         None,
@@ -272,7 +272,7 @@ def test_breakdown_names_the_slowest_data_tests(tmp_path: Path) -> None:
 
 
 def test_targets_say_when_the_largest_size_is_missing() -> None:
-    text = "\n".join(bench._targets([_size(1_000_000, 60.0, 10.0, 15.0, 1500.0)], []))
+    text = "\n".join(bench_report.targets([_size(1_000_000, 60.0, 10.0, 15.0, 1500.0)], []))
     assert "not measured (largest size built: 1,000,000 events) | **no**" in text
     assert "one-day incremental build under 10% of the full build | not measured" in text
 
@@ -315,7 +315,7 @@ def test_span_flattening_section_and_target() -> None:
         assert all(r.loop_cpu_s is None and "git archive" in r.loop_note for r in measured)
     # Results saved before the loop ran beside it: compared with its earlier figures.
     slow = bench.SpanResult(100_000, 3.0, 2.5)  # 40,000 spans per CPU s: 3.0x the loop
-    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], [slow])
+    report = bench_report.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], [slow])
     assert "## Span flattening" in report
     assert (
         "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | not run (13,500 spans per CPU s measured"
@@ -330,12 +330,12 @@ def test_span_flattening_section_and_target() -> None:
     assert "| 3.0x | n/a | n/a |" in report
     assert "| Phoenix Parquet |" not in report  # not measured in this result
     fast = bench.SpanResult(100_000, 1.0, 0.5)  # 200,000 spans per CPU s: 14.8x
-    assert "= 14.8x | yes |" in "\n".join(bench._targets([], [], [fast]))
+    assert "= 14.8x | yes |" in "\n".join(bench_report.targets([], [], [fast]))
     # The parse floor (CPU seconds of only parsing the input) and the ratio to it; the
     # loop's CPU seconds in the same run, the ratio taken from them.
     assert all(r.parse_floor_cpu_s is not None and r.parse_floor_cpu_s >= 0 for r in measured)
     floored = bench.SpanResult(100_000, 3.0, 2.5, 0.8, loop_cpu_s=10.0)
-    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], [floored])
+    report = bench_report.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], [floored])
     assert "| OTLP JSON | 100,000 | 3.00 | 2.50 | 40,000 | 10.00 | 4.0x | 0.80 | 3.1x |" in report
     assert (
         "= 4.0x (the loop 10.00 CPU s in the same run); 3.1x the parse floor (0.80 CPU s) | **no**"
@@ -343,7 +343,7 @@ def test_span_flattening_section_and_target() -> None:
     assert "was not run" not in report
     # The text says how many runs each CPU second figure is the least of (`runs`).
     assert "in this process; the least CPU seconds of three runs. CPU seconds" in report
-    once = bench.render_report(
+    once = bench_report.render_report(
         bench.machine_info(), [], None, "4GB", 2, [], [], [replace(floored, runs=1)]
     )
     assert "in this process; the CPU seconds of one run. CPU seconds" in once
@@ -351,10 +351,10 @@ def test_span_flattening_section_and_target() -> None:
     # The same spans from a Phoenix Parquet file: a row of its own, against the loop on
     # that file.
     phoenix = bench.SpanResult(100_000, 1.0, 1.25, 0.05, "Phoenix Parquet", 4.0)
-    report = bench.render_report(
+    report = bench_report.render_report(
         bench.machine_info(), [], None, "4GB", 2, [], [], [floored, phoenix]
     )
-    mixed = bench.render_report(
+    mixed = bench_report.render_report(
         bench.machine_info(), [], None, "4GB", 2, [], [], [floored, replace(phoenix, runs=12)]
     )
     assert (
@@ -370,23 +370,23 @@ def test_span_flattening_section_and_target() -> None:
     ) in report
     # A loop that could not run says why, under the table, and falls back to the figure.
     missing = bench.SpanResult(100_000, 1.0, 1.25, 0.05, "Phoenix Parquet", None, "no git")
-    report = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], [missing])
+    report = bench_report.render_report(bench.machine_info(), [], None, "4GB", 2, [], [], [missing])
     assert "| not run (24,400 spans per CPU s measured before) | 3.3x |" in report
     assert "The row-by-row loop was not run in this benchmark: Phoenix Parquet: no git." in report
     # Saved results load in every form written so far: a list (one per input, as
     # `lara bench` writes them now), the one object holding the Phoenix run as flat
     # `phoenix_*` fields, and the oldest, without a floor.
     saved = json.loads(json.dumps({"spans": [asdict(floored), asdict(phoenix)]}))
-    assert bench.span_results(saved["spans"]) == [floored, phoenix]
+    assert bench_report.span_results(saved["spans"]) == [floored, phoenix]
     flat = {"spans": 100_000, "wall_s": 3.0, "cpu_s": 2.5, "parse_floor_cpu_s": 0.8}
     flat |= {"phoenix_wall_s": 1.0, "phoenix_cpu_s": 1.25, "phoenix_floor_cpu_s": 0.05}
     unlooped = [replace(floored, loop_cpu_s=None), replace(phoenix, loop_cpu_s=None)]
-    assert bench.span_results(flat) == unlooped
+    assert bench_report.span_results(flat) == unlooped
     flat |= {"phoenix_wall_s": None, "phoenix_cpu_s": None, "phoenix_floor_cpu_s": None}
-    assert bench.span_results(flat) == unlooped[:1]
-    (oldest,) = bench.span_results({"spans": 100_000, "wall_s": 3.0, "cpu_s": 2.5})
+    assert bench_report.span_results(flat) == unlooped[:1]
+    (oldest,) = bench_report.span_results({"spans": 100_000, "wall_s": 3.0, "cpu_s": 2.5})
     assert oldest.over_floor is None and oldest.input == "OTLP JSON"
-    skipped = bench.render_report(bench.machine_info(), [], None, "4GB", 2, [])
+    skipped = bench_report.render_report(bench.machine_info(), [], None, "4GB", 2, [])
     assert "## Span flattening" not in skipped
     assert "the row-by-row loop (issue 19) | not measured |" in skipped
 
@@ -453,12 +453,12 @@ def test_the_lineage_target_uses_the_lineage_built_alone() -> None:
         _size(5_000_000, 200.0, 40.0, 120.0, 3000.0, lineage_build_s=100.0),
         _size(20_000_000, 700.0, 180.0, 300.0, 3500.0),
     ]
-    text = "\n".join(bench._targets(results, []))
+    text = "\n".join(bench_report.targets(results, []))
     lineage = [line for line in text.splitlines() if "lineage within 2x" in line]
     assert len(lineage) == 2, text
     assert "| 100.0 s (built alone) / 40.0 s = 2.50x | **no** (1.25x the target) |" in lineage[0]
     assert "300.0 s (node seconds summed in the full build) / 180.0 s = 1.67x | yes |" in lineage[1]
-    report = bench.render_report(bench.machine_info(), results, None, "3GB", 2, [])
+    report = bench_report.render_report(bench.machine_info(), results, None, "3GB", 2, [])
     summed = "models in fct_retrievals' lineage 120.0 (3.0x the reference; built alone 100.0 s"
     assert summed in report
 
@@ -491,7 +491,7 @@ def test_the_report_is_written_again_from_its_saved_measurements(tmp_path: Path,
     """`lara bench --render` writes the report from the JSON beside it, measuring nothing:
     every section of the measured run, and a first paragraph that names the run."""
     saved = _saved_run()
-    loaded = bench.load_saved(saved)
+    loaded = bench_report.load_saved(saved)
     assert [r.events for r in loaded.results] == [5_000_000, 20_000_000]
     assert loaded.ir.lists == 1000 and loaded.spans[0].loop_cpu_s == 6.0
     assert [r.days for r in loaded.incremental] == [30, 60]
@@ -500,10 +500,10 @@ def test_the_report_is_written_again_from_its_saved_measurements(tmp_path: Path,
     assert bench.main(["--render", "--out", str(out)]) == 2  # nothing saved yet
     assert "no saved measurements at" in capsys.readouterr().err
     assert not out.exists()
-    bench.saved_beside(out).write_text(json.dumps(saved))
+    bench_report.saved_beside(out).write_text(json.dumps(saved))
     assert bench.main(["--render", "--out", str(out)]) == 0
     report = out.read_text()
-    assert report == bench.render_saved(saved)
+    assert report == bench_report.render_saved(saved)
     first = report.splitlines()[2]
     assert "`lara bench --sizes 5000000,20000000` at commit abc1234, 2026-12-07 09:00 UTC" in first
     assert "docs/performance-notes.md" in first
@@ -523,10 +523,10 @@ def test_the_report_is_written_again_from_its_saved_measurements(tmp_path: Path,
         assert section in report, section
     # a run from a changed checkout says so
     saved["run"]["uncommitted_changes"] = True
-    assert "at commit abc1234 with uncommitted changes," in bench.render_saved(saved)
+    assert "at commit abc1234 with uncommitted changes," in bench_report.render_saved(saved)
     # a command line with a backtick or a line break (a --note) stays one code span
     saved["run"]["command"] = "lara bench --note 'the `production` selector\nat 3GB'"
-    first = bench.render_saved(saved).splitlines()[2]
+    first = bench_report.render_saved(saved).splitlines()[2]
     assert "`` lara bench --note 'the `production` selector at 3GB' ``" in first
 
 
@@ -539,10 +539,13 @@ def test_the_saved_measurements_of_earlier_runs_still_load() -> None:
         "incremental": {},
         "spans": {"spans": 100_000, "wall_s": 1.6, "cpu_s": 2.2},
     }
-    loaded = bench.load_saved(old)
+    loaded = bench_report.load_saved(old)
     assert len(loaded.results) == 2 and loaded.ir is None and loaded.incremental == []
     assert [r.input for r in loaded.spans] == ["OTLP JSON"]
-    assert "Written by `lara bench` (python/src/lara/bench.py); re-run" in bench.render_saved(old)
+    assert (
+        "Written by `lara bench` (python/src/lara/bench.py); re-run"
+        in bench_report.render_saved(old)
+    )
 
 
 def test_the_checked_in_report_is_what_lara_bench_renders() -> None:
@@ -552,7 +555,7 @@ def test_the_checked_in_report_is_what_lara_bench_renders() -> None:
     docs = project_dir() / "docs"
     saved = json.loads((docs / "benchmarks.json").read_text())
     assert saved["run"]["commit"] and saved["results"] and saved["incremental"]
-    assert (docs / "benchmarks.md").read_text() == bench.render_saved(saved), (
+    assert (docs / "benchmarks.md").read_text() == bench_report.render_saved(saved), (
         "docs/benchmarks.md differs from `lara bench --render`"
     )
     assert (docs / "performance-notes.md").exists()
@@ -566,7 +569,7 @@ def test_merge_keeps_what_the_run_does_not_measure_and_names_its_run(
     kept part came from, through later merges too, and --render gives the same report."""
     out = tmp_path / "docs" / "benchmarks.md"
     out.parent.mkdir()
-    bench.saved_beside(out).write_text(json.dumps(_saved_run()))
+    bench_report.saved_beside(out).write_text(json.dumps(_saved_run()))
     fresh = bench.SpanResult(100, 0.01, 0.02, loop_cpu_s=0.05)
     monkeypatch.setattr(bench, "bench_span_flattening", lambda n, log: [fresh])
     monkeypatch.setattr(bench, "dbt_parse_rss_mib", lambda work: 150.0)
@@ -583,14 +586,14 @@ def test_merge_keeps_what_the_run_does_not_measure_and_names_its_run(
         assert bench.main(argv) == 0
         report = out.read_text()
         assert kept in report.splitlines()[2]
-        saved = json.loads(bench.saved_beside(out).read_text())
+        saved = json.loads(bench_report.saved_beside(out).read_text())
         assert saved["run"]["parts"]["spans"] is None  # measured by this run
         assert saved["run"]["parts"]["ir"]["commit"] == "abc1234"
         assert [r["target_events"] for r in saved["results"]] == [5_000_000, 20_000_000]
         assert saved["spans"] == [asdict(fresh)] and saved["ir"]["lists"] == 1000
-        assert report == bench.render_saved(saved)
+        assert report == bench_report.render_saved(saved)
     # without --merge nothing is kept, and nothing is said to be
     assert bench.main(argv[: argv.index("--merge")] + argv[argv.index("--merge") + 1 :]) == 0
     report = out.read_text()
     assert "Kept from earlier runs" not in report and "## Targets" in report
-    assert json.loads(bench.saved_beside(out).read_text())["results"] == []
+    assert json.loads(bench_report.saved_beside(out).read_text())["results"] == []
