@@ -561,6 +561,67 @@ def test_the_checked_in_report_is_what_lara_bench_renders() -> None:
     assert (docs / "performance-notes.md").exists()
 
 
+def test_the_readme_quotes_the_checked_in_report() -> None:
+    """The README's table of the latest run ("Speed and memory") is written from the same
+    measurements as docs/benchmarks.md: after a `lara bench` run, `lara bench --render`
+    writes both."""
+    readme = (project_dir() / "README.md").read_text()
+    saved = json.loads((project_dir() / "docs" / "benchmarks.json").read_text())
+    assert readme == bench_report.with_readme_summary(readme, saved), (
+        "README.md's table of the latest run differs from `lara bench --render`"
+    )
+    rows = bench_report.readme_summary(saved)
+    assert len(rows) == 2 + 8 and all(f"\n{row}\n" in readme for row in rows)
+
+
+def test_the_readme_summary_says_met_or_missed(tmp_path: Path, monkeypatch) -> None:
+    """Each row of the README's table has the run's figure and its target met or missed;
+    `lara bench --render` rewrites the table only in the project's own README."""
+    saved = _saved_run()
+    # lineage built alone 1.75x and 1.67x the reference (met); whole build 5x and 3.9x (missed)
+    saved["results"][0]["lineage_build_s"], saved["results"][1]["lineage_build_s"] = 70.0, 300.0
+    # the mart and the reference disagree (one retrieval missing)
+    saved["results"][1]["agreement"] = {
+        "ok": False,
+        "rows": 9,
+        "missing": 1,
+        "extra": 0,
+        "columns": {},
+    }
+    rows = bench_report.readme_summary(saved)
+    assert rows[:2] == ["| | latest run | target |", "|---|---|---|"]
+    text = "\n".join(rows)
+    assert "| full build of 20M events (2.0M sessions) with its data tests | 11.7 minutes," in text
+    assert (
+        "peak RSS 3,900 MiB; `fct_retrievals` **not** equal to the reference row for row |" in text
+    )
+    assert "| RSS under 4 GiB: met |" in text
+    assert "lineage built alone | 1.8x the reference at 5M events, 1.7x the reference at" in text
+    assert "20M events | 2x: met |" in text
+    assert "| the whole build with its data tests | 5.0x the reference at 5M events," in text
+    assert "3.9x the reference at 20M events | 4x: missed |" in text
+    assert "| 30.0 s, 7.5% of a full build of the same files; a run with nothing new" in text
+    assert "alone 10.0 s, 2.5% | 10%: met |" in text
+    assert "| the same day over 60 days | 1.10x the 30-day one | 1.3x: met |" in text
+    assert "| span reading against the row-by-row loop | 3.0x as fast from OTLP JSON" in text
+    assert "| 10x (issue 19): missed |" in text
+    assert "| the generator (slowest size) | 1,000,000 events per second | 500k: met |" in text
+    assert bench_report.readme_summary({}) == []
+    readme = f"intro\n{bench_report.README_BEGIN}\nold\n{bench_report.README_END}\nafter\n"
+    assert bench_report.with_readme_summary(readme, saved) == (
+        f"intro\n{bench_report.README_BEGIN}\n\n{text}\n\n{bench_report.README_END}\nafter\n"
+    )
+    with pytest.raises(ValueError, match="has no lines"):
+        bench_report.with_readme_summary("no table here\n", saved)
+    # A report written elsewhere leaves the project's README alone.
+    out = tmp_path / "benchmarks.md"
+    bench_report.saved_beside(out).write_text(json.dumps(saved))
+    before = (project_dir() / "README.md").read_text()
+    assert bench.refresh_readme(out, saved) is False
+    assert bench.main(["--render", "--out", str(out)]) == 0
+    assert (project_dir() / "README.md").read_text() == before
+
+
 def test_merge_keeps_what_the_run_does_not_measure_and_names_its_run(
     tmp_path: Path, monkeypatch
 ) -> None:

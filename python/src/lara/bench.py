@@ -40,6 +40,7 @@ from lara.bench_report import (
     saved_beside,
     saved_parts,
     sources_of,
+    with_readme_summary,
 )
 from lara.bench_spans import SpanResult, bench_span_flattening
 from lara.dbt import dbt_env, dbt_executable
@@ -589,6 +590,21 @@ def dbt_parse_rss_mib(work: Path) -> float:
     return parsed.max_rss_kib / 1024
 
 
+def refresh_readme(out: Path, saved: dict) -> bool:
+    """When `out` is the project's own report (docs/benchmarks.md), rewrite the README's
+    table of the latest run from the same measurements; False (nothing written) for a
+    report elsewhere."""
+    project = project_dir()
+    if out.resolve() != (project / "docs" / "benchmarks.md").resolve():
+        return False
+    readme = project / "README.md"
+    text = readme.read_text()
+    updated = with_readme_summary(text, saved)
+    if updated != text:
+        readme.write_text(updated)
+    return True
+
+
 def render_main(out: Path) -> int:
     """`lara bench --render`: the report written again from its saved measurements."""
     source = saved_beside(out)
@@ -599,8 +615,11 @@ def render_main(out: Path) -> int:
             file=sys.stderr,
         )
         return 2
-    out.write_text(render_saved(json.loads(source.read_text())))
+    saved = json.loads(source.read_text())
+    out.write_text(render_saved(saved))
     print(f"[bench] {out} written from {source}", flush=True)
+    if refresh_readme(out, saved):
+        print("[bench] README.md: the table of the latest run written from it", flush=True)
     return 0
 
 
@@ -653,6 +672,7 @@ def bench_main(args: argparse.Namespace) -> int:
         text = json.dumps(saved, indent=2, default=str) + "\n"
         args.out.write_text(render_saved(json.loads(text)))
         saved_beside(args.out).write_text(text)
+        refresh_readme(args.out, json.loads(text))
         (work / "bench_results.json").write_text(text)
 
     ir: IrResult | None = None

@@ -22,7 +22,16 @@ from lara.bench_incremental import (
     top_seconds,
 )
 from lara.bench_ir import IrResult, render_ir
-from lara.bench_spans import SpanResult, met_cell, render_spans, span_results, span_target
+from lara.bench_spans import (
+    OTLP_JSON,
+    PHOENIX_PARQUET,
+    TARGET_SPAN_SPEEDUP,
+    SpanResult,
+    met_cell,
+    render_spans,
+    span_results,
+    span_target,
+)
 
 #: floats of marts.fct_retrievals and the reference agree when within this (absolute)
 FLOAT_TOLERANCE = 1e-9
@@ -535,3 +544,120 @@ def render_saved(saved: dict) -> str:
         saved.get("run"),
     )
     return report + render_incremental(loaded.incremental)
+
+
+# --------------------------------------------------------------------------- README
+
+#: the lines around the README's table of the latest run (`readme_summary`)
+README_BEGIN = "<!-- the latest run, written by `lara bench --render` from docs/benchmarks.json -->"
+README_END = "<!-- end of the latest run -->"
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "missed"
+
+
+def _millions(events: int) -> str:
+    return f"{events / 1e6:.0f}M events"
+
+
+def readme_summary(saved: dict) -> list[str]:
+    """The README's table of the latest run ("Speed and memory"): the headline figure of
+    each target, from the same saved measurements as the report, so the two cannot
+    disagree (a test compares the README with it; `lara bench --render` rewrites it)."""
+    loaded = load_saved(saved)
+    built = [r for r in loaded.results if r.dbt_build_s and r.dbt_ok]
+    rows = []
+    top = max(built, key=lambda r: r.events, default=None)
+    if top is not None:
+        rss = top.dbt_peak_rss_mib or float("nan")
+        agree = top.agreement.get("ok")
+        equal = (
+            ""
+            if agree is None
+            else f"; `fct_retrievals` {'equal' if agree else '**not** equal'} to the reference"
+            " row for row"
+        )
+        rows.append(
+            f"| full build of {_millions(top.events)} ({top.sessions / 1e6:.1f}M sessions) with"
+            f" its data tests | {top.dbt_build_s / 60:.1f} minutes, peak RSS {rss:,.0f} MiB{equal}"
+            f" | RSS under 4 GiB: {_met(rss < TARGET_RSS_MIB)} |"
+        )
+    at_sizes = [
+        r
+        for r in built
+        if r.reference_s and any(abs(r.target_events - s) <= 0.1 * s for s in RATIO_SIZES)
+    ]
+    lineage = [(r, r.lineage_build_s / r.reference_s) for r in at_sizes if r.lineage_build_s]
+    whole = [(r, r.dbt_build_s / r.reference_s) for r in at_sizes]
+    for label, ratios, target in (
+        ("the models of `fct_retrievals`' lineage built alone", lineage, TARGET_LINEAGE_RATIO),
+        ("the whole build with its data tests", whole, TARGET_BUILD_RATIO),
+    ):
+        if ratios:
+            measured = ", ".join(
+                f"{x:.1f}x the reference at {_millions(r.events)}" for r, x in ratios
+            )
+            ok = all(x <= target for _, x in ratios)
+            rows.append(f"| {label} | {measured} | {target:g}x: {_met(ok)} |")
+    fit = _fit(loaded.results, "dbt_build_s")
+    if fit:
+        low, high = min(r.events for r in built), max(r.events for r in built)
+        rows.append(
+            f"| cost per event from {_millions(low)} to {_millions(high)} | log-log slope"
+            f" {fit[2]:.2f} | <= {TARGET_SLOPE:g}: {_met(fit[2] <= TARGET_SLOPE)} |"
+        )
+    done = sorted((r for r in loaded.incremental if r.ok), key=lambda r: r.days)
+    day = next((r for r in done if r.ratio_build is not None), None)
+    if day is not None:
+        idle = ""
+        if day.idle_build_s is not None and day.full_build_s:
+            idle = (
+                f"; a run with nothing new alone {day.idle_build_s:.1f} s,"
+                f" {day.idle_build_s / day.full_build_s:.1%}"
+            )
+        rows.append(
+            f"| the day over {day.days} days ({day.events_per_day / 1e3:,.0f}k events a day;"
+            " every table's partition of that day, labels included)"
+            f" | {day.day_build_s:.1f} s, {day.ratio_build:.1%} of a full build of the same"
+            f" files{idle} | {TARGET_DAY_SHARE:.0%}: {_met(day.ratio_build < TARGET_DAY_SHARE)} |"
+        )
+    if len(done) >= 2:
+        ratio = done[-1].day_build_s / done[0].day_build_s
+        rows.append(
+            f"| the same day over {done[-1].days} days | {ratio:.2f}x the {done[0].days}-day one"
+            f" | {TARGET_HISTORY_RATIO:g}x: {_met(ratio <= TARGET_HISTORY_RATIO)} |"
+        )
+    if loaded.results:
+        eps = min(r.generator_events_per_s for r in loaded.results)
+        rows.append(
+            f"| the generator (slowest size) | {eps:,.0f} events per second"
+            f" | {TARGET_GENERATOR_EPS / 1e3:,.0f}k: {_met(eps >= TARGET_GENERATOR_EPS)} |"
+        )
+    spans = {s.input: s for s in loaded.spans or []}
+    if spans:
+        names = {OTLP_JSON: "from OTLP JSON", PHOENIX_PARQUET: "from a Phoenix Parquet file"}
+        rows.append(
+            "| span reading against the row-by-row loop | "
+            + ", ".join(f"{s.speedup:.1f}x as fast {names.get(k, k)}" for k, s in spans.items())
+            + f" | {TARGET_SPAN_SPEEDUP:g}x (issue 19):"
+            f" {_met(all(s.speedup >= TARGET_SPAN_SPEEDUP for s in spans.values()))} |"
+        )
+    if not rows:
+        return []
+    return ["| | latest run | target |", "|---|---|---|", *rows]
+
+
+def with_readme_summary(readme: str, saved: dict) -> str:
+    """`readme` with the lines between README_BEGIN and README_END replaced by
+    `readme_summary(saved)`; ValueError when the README lacks the two lines."""
+    lines = readme.split("\n")
+    try:
+        begin, end = lines.index(README_BEGIN), lines.index(README_END)
+    except ValueError:
+        raise ValueError(f"the README has no lines {README_BEGIN!r} ... {README_END!r}") from None
+    if end < begin:
+        raise ValueError(f"the README has {README_END!r} before {README_BEGIN!r}")
+    # blank lines around the table: a Markdown table must not touch the comment lines
+    table = readme_summary(saved)
+    return "\n".join([*lines[: begin + 1], *([""] + table + [""] if table else []), *lines[end:]])
