@@ -581,6 +581,11 @@ def test_the_readme_summary_says_met_or_missed(tmp_path: Path, monkeypatch) -> N
     # lineage built alone 1.75x and 1.67x the reference (met); whole build 5x and 3.9x (missed)
     saved["results"][0]["lineage_build_s"], saved["results"][1]["lineage_build_s"] = 70.0, 300.0
     # the mart and the reference disagree (one retrieval missing)
+    # the run with nothing new counted its nodes: its cost per node is in the day's row
+    saved["incremental"][0]["idle_breakdown"] = {
+        "by_type_s": {"model": 20.0, "test": 12.0},
+        "nodes_by_type": {"model": 100, "test": 400},
+    }
     saved["results"][1]["agreement"] = {
         "ok": False,
         "rows": 9,
@@ -601,7 +606,8 @@ def test_the_readme_summary_says_met_or_missed(tmp_path: Path, monkeypatch) -> N
     assert "| the whole build with its data tests | 5.0x the reference at 5M events," in text
     assert "3.9x the reference at 20M events | 4x: missed |" in text
     assert "| 30.0 s, 7.5% of a full build of the same files; a run with nothing new" in text
-    assert "alone 10.0 s, 2.5% | 10%: met |" in text
+    assert "alone 10.0 s, 2.5% (per node: model 0.20 s (100), data test 30 ms (400)) |" in text
+    assert "| 10%: met |" in text
     assert "| the same day over 60 days | 1.10x the 30-day one | 1.3x: met |" in text
     assert "| span reading against the row-by-row loop | 3.0x as fast from OTLP JSON" in text
     assert "| 10x (issue 19): missed |" in text

@@ -561,7 +561,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--render",
         action="store_true",
         help="measure nothing: write --out again from the measurements saved beside it"
-        " (benchmarks.json for benchmarks.md), e.g. after a change to the report's text",
+        " (benchmarks.json for benchmarks.md), and for the project's docs/benchmarks.md the"
+        " README's table of the latest run, e.g. after a change to the report's text",
     )
     parser.add_argument(
         "--merge",

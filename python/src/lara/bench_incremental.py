@@ -254,9 +254,9 @@ def _types(breakdown: dict) -> str:
     return ", ".join(f"{k} {v:.1f}" for k, v in breakdown.get("by_type_s", {}).items()) or "n/a"
 
 
-def _per_node(breakdown: dict) -> str:
-    """'; per node: model 0.20 s (102), data test 36 ms (344)': a run's fixed cost per node
-    (its node seconds over its nodes), for results that counted their nodes."""
+def per_node(breakdown: dict) -> str:
+    """'model 0.20 s (102), data test 36 ms (344)': a run's fixed cost per node (its node
+    seconds over its nodes), for results that counted their nodes; '' otherwise."""
     counts = breakdown.get("nodes_by_type") or {}
     seconds = breakdown.get("by_type_s", {})
     parts = [
@@ -267,7 +267,7 @@ def _per_node(breakdown: dict) -> str:
         )
         if counts.get(kind) and kind in seconds
     ]
-    return "; per node: " + ", ".join(parts) if parts else ""
+    return ", ".join(parts)
 
 
 def render_incremental(results: list[IncrementalResult]) -> str:
@@ -319,9 +319,10 @@ def render_incremental(results: list[IncrementalResult]) -> str:
             ("the full build's node seconds", r.full_breakdown, False),
         ):
             if breakdown:
-                per_node = _per_node(breakdown) if fixed else ""
+                cost = per_node(breakdown) if fixed else ""
+                cost = f"; per node: {cost}" if cost else ""
                 lines.append(
-                    f"- {r.days} days, {label}: {_types(breakdown)}{per_node};"
+                    f"- {r.days} days, {label}: {_types(breakdown)}{cost};"
                     f" slowest models: {_models(breakdown)}{slowest_tests(breakdown)}"
                 )
         if not r.ok:

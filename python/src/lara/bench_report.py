@@ -17,6 +17,7 @@ from pathlib import Path
 from lara.bench_incremental import (
     TOP_MODELS,
     IncrementalResult,
+    per_node,
     render_incremental,
     slowest_tests,
     top_seconds,
@@ -612,9 +613,11 @@ def readme_summary(saved: dict) -> list[str]:
     if day is not None:
         idle = ""
         if day.idle_build_s is not None and day.full_build_s:
+            cost = per_node(day.idle_breakdown)
             idle = (
                 f"; a run with nothing new alone {day.idle_build_s:.1f} s,"
                 f" {day.idle_build_s / day.full_build_s:.1%}"
+                + (f" (per node: {cost})" if cost else "")
             )
         rows.append(
             f"| the day over {day.days} days ({day.events_per_day / 1e3:,.0f}k events a day;"
