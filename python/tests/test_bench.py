@@ -629,6 +629,29 @@ def test_the_readme_summary_says_met_or_missed(tmp_path: Path, monkeypatch) -> N
     assert (project_dir() / "README.md").read_text() == before
 
 
+def test_the_readme_table_is_written_only_for_the_projects_own_report(
+    tmp_path: Path, capsys
+) -> None:
+    """`refresh_readme` writes the table into the README of the project whose
+    docs/benchmarks.md is the report, and a README without the table's comment lines is
+    left alone with a message (a bench run goes on)."""
+    saved = _saved_run()
+    (tmp_path / "docs").mkdir()
+    out = tmp_path / "docs" / "benchmarks.md"
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{bench_report.README_BEGIN}\n{bench_report.README_END}\n")
+    assert bench.refresh_readme(out, saved, project=tmp_path) is True
+    assert readme.read_text() == bench_report.with_readme_summary(
+        f"# x\n{bench_report.README_BEGIN}\n{bench_report.README_END}\n", saved
+    )
+    assert "| | latest run | target |" in readme.read_text()
+    assert bench.refresh_readme(tmp_path / "elsewhere.md", saved, project=tmp_path) is False
+    readme.write_text("# a README without the table\n")
+    assert bench.refresh_readme(out, saved, project=tmp_path) is False
+    assert readme.read_text() == "# a README without the table\n"
+    assert "its table of the latest run not written" in capsys.readouterr().err
+
+
 def test_merge_keeps_what_the_run_does_not_measure_and_names_its_run(
     tmp_path: Path, monkeypatch
 ) -> None:

@@ -591,16 +591,23 @@ def dbt_parse_rss_mib(work: Path) -> float:
     return parsed.max_rss_kib / 1024
 
 
-def refresh_readme(out: Path, saved: dict) -> bool:
+def refresh_readme(out: Path, saved: dict, project: Path | None = None) -> bool:
     """When `out` is the project's own report (docs/benchmarks.md), rewrite the README's
     table of the latest run from the same measurements; False (nothing written) for a
-    report elsewhere."""
-    project = project_dir()
+    report elsewhere, or when the README lacks the table's two comment lines (said on
+    stderr: a long run must not stop at the README)."""
+    project = project or project_dir()
     if out.resolve() != (project / "docs" / "benchmarks.md").resolve():
         return False
     readme = project / "README.md"
     text = readme.read_text()
-    updated = with_readme_summary(text, saved)
+    try:
+        updated = with_readme_summary(text, saved)
+    except ValueError as error:
+        print(
+            f"[bench] {readme}: {error}; its table of the latest run not written", file=sys.stderr
+        )
+        return False
     if updated != text:
         readme.write_text(updated)
     return True
