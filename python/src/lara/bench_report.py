@@ -391,6 +391,21 @@ TARGET_EVENTS = 20_000_000
 RATIO_SIZES = (5_000_000, 20_000_000)
 
 
+def _built(results: list[SizeResult]) -> list[SizeResult]:
+    """The sizes whose full build completed."""
+    return [r for r in results if r.dbt_build_s and r.dbt_ok]
+
+
+def _at_ratio_sizes(built: list[SizeResult]) -> list[SizeResult]:
+    """The completed sizes (within 10%) at which the reference ratios are targets, with a
+    reference time."""
+    return [
+        r
+        for r in built
+        if r.reference_s and any(abs(r.target_events - size) <= 0.1 * size for size in RATIO_SIZES)
+    ]
+
+
 def _over(value: float, target: float) -> str:
     return f"{value / target:.2f}x the target"
 
@@ -403,7 +418,7 @@ def targets(
     """Every target of the scale issue (and issue 19's span flattening): met or missed, and
     by how much."""
     lines = ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
-    built = [r for r in results if r.dbt_build_s and r.dbt_ok]
+    built = _built(results)
     for r in results:
         if not r.dbt_ok:
             lines.append(f"| full build at {r.events:,} events completes | failed | **no** |")
@@ -419,11 +434,7 @@ def targets(
             f"| peak RSS under 4 GiB (full build, {top.events:,} events) | {rss:,.0f} MiB"
             f" | {met_cell(rss < TARGET_RSS_MIB, f'+{rss - TARGET_RSS_MIB:,.0f} MiB')} |"
         )
-    for r in built:
-        if not any(abs(r.target_events - size) <= 0.1 * size for size in RATIO_SIZES):
-            continue
-        if not r.reference_s:
-            continue
+    for r in _at_ratio_sizes(built):
         # The lineage built alone (wall seconds); results written before it was measured
         # have only the sum of the lineage's node seconds in the full build.
         lineage = r.lineage_build_s
@@ -567,7 +578,7 @@ def readme_summary(saved: dict) -> list[str]:
     each target, from the same saved measurements as the report, so the two cannot
     disagree (a test compares the README with it; `lara bench --render` rewrites it)."""
     loaded = load_saved(saved)
-    built = [r for r in loaded.results if r.dbt_build_s and r.dbt_ok]
+    built = _built(loaded.results)
     rows = []
     top = max(built, key=lambda r: r.events, default=None)
     if top is not None:
@@ -584,11 +595,7 @@ def readme_summary(saved: dict) -> list[str]:
             f" its data tests | {top.dbt_build_s / 60:.1f} minutes, peak RSS {rss:,.0f} MiB{equal}"
             f" | RSS under 4 GiB: {_met(rss < TARGET_RSS_MIB)} |"
         )
-    at_sizes = [
-        r
-        for r in built
-        if r.reference_s and any(abs(r.target_events - s) <= 0.1 * s for s in RATIO_SIZES)
-    ]
+    at_sizes = _at_ratio_sizes(built)
     lineage = [(r, r.lineage_build_s / r.reference_s) for r in at_sizes if r.lineage_build_s]
     whole = [(r, r.dbt_build_s / r.reference_s) for r in at_sizes]
     for label, ratios, target in (
