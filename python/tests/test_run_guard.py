@@ -217,6 +217,31 @@ def test_a_failed_gate_publishes_nothing(first_run):
         assert metadata[b"lara_gate_verdict"] == b"failed", path
 
 
+def test_the_run_writes_dbts_docs_where_it_says(first_run):
+    # The run's DBT_TARGET_PATH is root/target: the docs site is there, and
+    # the summary names that place (not the project's own target folder).
+    target = first_run["root"] / "target"
+    out = first_run["first_out"]
+    assert f"dbt docs:           {target / 'static_index.html'}" in out, out[-2000:]
+    assert f"dbt artifacts:      {target}\n" in out
+    site = (target / "static_index.html").read_text()
+    assert "fct_retrievals" in site and "agg_tier2_usage" in site
+    catalog = json.loads((target / "catalog.json").read_text())
+    assert {"model.lara.fct_retrievals", "model.lara.agg_tier2_usage"} <= set(catalog["nodes"])
+    # `dbt docs generate --no-compile` after the build: the docs keep the SQL
+    # the build compiled and ran, models and data tests alike.
+    nodes = json.loads((target / "manifest.json").read_text())["nodes"]
+    ran = [
+        node
+        for node in nodes.values()
+        if node["package_name"] == "lara" and node["resource_type"] in ("model", "test")
+    ]
+    assert len(ran) > 300
+    uncompiled = [node["name"] for node in ran if not node.get("compiled_code")]
+    assert not uncompiled, uncompiled[:10]
+    assert '"marts"."fct_retrievals"' in nodes["model.lara.agg_tier2_usage"]["compiled_code"]
+
+
 def test_a_held_lock_leaves_everything_untouched(first_run):
     root, raw = first_run["root"], first_run["raw"]
     with RunLock(root / "warehouse" / "lara.duckdb") as lock:

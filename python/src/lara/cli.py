@@ -263,7 +263,7 @@ def _print_out_of_memory_hint(full_refresh: bool) -> None:
 
 
 def _run(args: argparse.Namespace, warehouse: Path) -> int:
-    from lara.dbt import run_dbt
+    from lara.dbt import run_dbt, target_dir
     from lara.generate import GeneratorConfig, generate
 
     reports_dir = Path(args.reports_dir) if args.reports_dir else project_dir() / "reports"
@@ -388,7 +388,7 @@ def _run(args: argparse.Namespace, warehouse: Path) -> int:
             f"   the published dashboard ({reports_dir / 'dashboard.html'}) and exports "
             f"({exports_root}) were left as they were"
         )
-    print(f"   dbt docs:           {project_dir() / 'target' / 'static_index.html'}")
+    print(f"   dbt docs:           {target_dir() / 'static_index.html'}")
     if gate is not None:
         print(f"   gate results:       {gate.results_path}")
         if gate.data_docs_index:
@@ -396,7 +396,7 @@ def _run(args: argparse.Namespace, warehouse: Path) -> int:
     if bridge.get("plot"):
         print(f"   CTU vs SRU plot:    {bridge['plot']}")
     print(f"   raw logs read:      {raw_path}")
-    print(f"   dbt artifacts:      {project_dir() / 'target'}")
+    print(f"   dbt artifacts:      {target_dir()}")
     if not outputs.published:
         print(f"lara: NOT PUBLISHED. {outputs.reason}", file=sys.stderr)
     # Gate warnings are printed, not fatal; a failed gate fails the run for the scheduler.

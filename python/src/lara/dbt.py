@@ -55,9 +55,11 @@ def run_dbt(
 
 
 def target_dir() -> Path:
-    """Where dbt writes run_results.json: DBT_TARGET_PATH, else <project>/target."""
-    configured = os.environ.get("DBT_TARGET_PATH")
-    return Path(configured) if configured else project_dir() / "target"
+    """Where dbt writes its artifacts (run_results.json, the docs): DBT_TARGET_PATH, else
+    <project>/target; a relative DBT_TARGET_PATH is under the project folder, where
+    `run_dbt` runs dbt."""
+    configured = Path(os.environ.get("DBT_TARGET_PATH") or "target")
+    return configured if configured.is_absolute() else project_dir() / configured
 
 
 def out_of_memory_nodes(target: Path) -> list[str]:

@@ -221,16 +221,23 @@ def generate_docs(
     warehouse: Path,
     extra_env: dict[str, str] | None = None,
     static: bool = True,
+    compile_nodes: bool = False,
 ) -> subprocess.CompletedProcess:
     """Run `dbt docs generate` against the built warehouse; streams dbt's output.
 
     Writes manifest.json, catalog.json and index.html to the target folder
     and, with `static`, static_index.html: the whole documentation site in
-    one file that opens without `dbt docs serve`.
+    one file that opens without `dbt docs serve`. Without `compile_nodes`
+    (`--no-compile`) the docs keep the SQL the build before them compiled
+    and ran, in the same target folder; compiling every node again cost
+    about 8 of the 12.5 s of `dbt docs generate` on the bundled sample
+    (docs/performance-notes.md, "What parsing costs").
     """
     from lara.dbt import run_dbt
 
     args = ["docs", "generate", *(["--static"] if static else [])]
+    if not compile_nodes:
+        args.append("--no-compile")
     return run_dbt(args, Path(raw_path), Path(warehouse), extra_env=extra_env)
 
 
