@@ -98,3 +98,20 @@ def test_every_macro_source_and_seed_is_described(report):
     summary = report.summary()
     for kind in ("macro", "source", "seed"):
         assert summary[kind]["coverage"] == 1.0, (kind, summary[kind])
+
+
+def test_the_command_reads_the_manifest_dbt_wrote(
+    manifest_path, clean_sample, tmp_path, monkeypatch, capsys
+):
+    # `python -m lara.docs_coverage` without arguments reads the manifest
+    # under DBT_TARGET_PATH, where dbt wrote it: here a copy of the build's
+    # with one public mart's description removed, which it must report.
+    from lara.docs_coverage import main
+
+    manifest = json.loads(manifest_path.read_text())
+    manifest["nodes"]["model.lara.fct_retrievals"]["description"] = ""
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.setenv("DBT_TARGET_PATH", str(tmp_path))
+    monkeypatch.setenv("LARA_DUCKDB_PATH", str(clean_sample.warehouse))
+    assert main([]) == 1
+    assert "fct_retrievals" in capsys.readouterr().out

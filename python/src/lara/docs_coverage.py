@@ -242,10 +242,11 @@ def generate_docs(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from lara.paths import project_dir, warehouse_path
+    from lara.dbt import target_dir
+    from lara.paths import warehouse_path
 
     args = list(sys.argv[1:] if argv is None else argv)
-    manifest = Path(args[0]) if args else project_dir() / "target" / "manifest.json"
+    manifest = Path(args[0]) if args else target_dir() / "manifest.json"
     warehouse = Path(args[1]) if len(args) > 1 else warehouse_path()
     report = documentation_coverage(manifest, warehouse)
     print(report.format())
